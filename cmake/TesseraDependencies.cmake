@@ -1,0 +1,13 @@
+# Every third-party dependency is found here, once, from Debian's packages.
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(PkgConfig REQUIRED)
+
+if(TESSERA_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+  # Halide 14 is the independent oracle in the tests (libhalide14-0-dev).
+  find_package(Halide 14 REQUIRED)
+endif()
+if(TESSERA_BUILD_BENCHMARKS)
+  find_package(benchmark REQUIRED)
+endif()
