@@ -1,0 +1,250 @@
+#pragma once
+// The front end: Var, RVar, RDom, Param, Input, Func and Pipeline — the names a user writes
+// algorithms with (DESIGN.md §1). Schedules are recorded on Funcs and Stages but never change
+// what is computed.
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/buffer.h"
+#include "tessera/expr.h"
+#include "tessera/target.h"
+#include "tessera/type.h"
+
+namespace tessera {
+
+namespace internal {
+struct FunctionContents;
+struct InputContents;
+struct ReductionDomainContents;
+} // namespace internal
+
+/// A pure variable of a Func (an Int(32) loop index). Two Vars with the same name are the
+/// same variable. A default-constructed Var gets a fresh unique name.
+class Var {
+public:
+    Var();
+    explicit Var(const std::string &name);
+    const std::string &name() const { return name_; }
+    operator Expr() const;
+
+private:
+    std::string name_;
+};
+
+class RDom;
+
+/// One dimension of a reduction domain.
+class RVar {
+public:
+    RVar() = default;
+    const std::string &name() const;
+    Expr min() const;
+    Expr extent() const;
+    /// The domain this dimension belongs to.
+    RDom domain() const;
+    operator Expr() const;
+
+private:
+    friend class RDom;
+    RVar(std::shared_ptr<internal::ReductionDomainContents> dom, int index);
+    std::shared_ptr<internal::ReductionDomainContents> dom_;
+    int index_ = 0;
+};
+
+/// A reduction domain: one or more dimensions, each [min, min + extent), iterated with the
+/// first dimension innermost (as Halide does), optionally restricted by where-predicates.
+/// Extents may be Exprs of Params.
+class RDom {
+public:
+    RDom() = default;
+    /// RDom(min0, extent0 [, min1, extent1, ...] [, name]) — as Halide's RDom.
+    RDom(Expr min0, Expr extent0, const std::string &name = "");
+    RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, const std::string &name = "");
+    RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2, const std::string &name = "");
+    RDom(Expr min0, Expr extent0, Expr min1, Expr extent1, Expr min2, Expr extent2, Expr min3, Expr extent3, const std::string &name = "");
+    /// Any number of dimensions.
+    RDom(const std::vector<Range> &ranges, const std::string &name = "");
+
+    /// Restricts the domain to points where `predicate` (a Bool Expr of its RVars) holds.
+    /// May be called several times; the predicates are and-ed.
+    void where(Expr predicate);
+
+    int dimensions() const;
+    RVar operator[](int i) const;
+    const std::string &name() const;
+    bool defined() const { return dom_ != nullptr; }
+    /// A one-dimensional RDom used as an Expr is its only RVar.
+    operator Expr() const;
+    operator RVar() const;
+
+    RVar x, y, z, w;
+
+    const std::shared_ptr<internal::ReductionDomainContents> &contents() const { return dom_; }
+    explicit RDom(std::shared_ptr<internal::ReductionDomainContents> dom);
+
+private:
+    void init_dimension_names();
+    std::shared_ptr<internal::ReductionDomainContents> dom_;
+};
+
+namespace internal {
+/// What every Param<T> shares: a name, a type and an Expr that reads it.
+class ParamBase {
+public:
+    ParamBase(Type type, const std::string &name);
+    const std::string &name() const { return name_; }
+    Type type() const { return type_; }
+    operator Expr() const;
+
+private:
+    Type type_;
+    std::string name_;
+};
+} // namespace internal
+
+/// A scalar parameter bound at realize time, e.g. `Param<int> N("N")` used in an Input's shape
+/// or an RDom's extent.
+template <typename T> class Param : public internal::ParamBase {
+public:
+    explicit Param(const std::string &name) : ParamBase(type_of<T>(), name) {}
+};
+
+/// A named input tensor with a dtype and a shape (outermost dimension first). Shape entries are
+/// constants or Exprs of Params.
+class Input {
+public:
+    Input(Type type, std::vector<Expr> shape, const std::string &name);
+    const std::string &name() const;
+    Type type() const;
+    int dimensions() const;
+    const std::vector<Expr> &shape() const;
+    /// An element: A(i, k). Wrong argument counts throw tessera::Error naming the Input.
+    Expr operator()(std::vector<Expr> args) const;
+    template <typename... Args> Expr operator()(Expr first, Args... rest) const {
+        return (*this)(std::vector<Expr>{first, Expr(rest)...});
+    }
+
+    const std::shared_ptr<const internal::InputContents> &contents() const { return contents_; }
+
+private:
+    std::shared_ptr<const internal::InputContents> contents_;
+};
+
+class Func;
+class Stage;
+
+/// `f(x, y)` on either side of a definition. As an rvalue it is a Call to f; as an lvalue it
+/// adds a pure definition (`=` with only Vars as arguments) or an update.
+class FuncRef {
+public:
+    FuncRef(std::shared_ptr<internal::FunctionContents> func, std::vector<Expr> args);
+
+    Stage operator=(Expr value);
+    Stage operator=(const FuncRef &other);
+    Stage operator+=(Expr value);
+    Stage operator-=(Expr value);
+    Stage operator*=(Expr value);
+    Stage operator/=(Expr value);
+    /// The value of the Func at these coordinates.
+    operator Expr() const;
+
+private:
+    std::shared_ptr<internal::FunctionContents> func_;
+    std::vector<Expr> args_;
+};
+
+/// One stage of a Func: its pure definition (index 0) or an update (index i + 1). Schedule
+/// directives are recorded on a stage.
+class Stage {
+public:
+    Stage(std::shared_ptr<internal::FunctionContents> func, int stage_index);
+    const std::string &func_name() const;
+    /// 0 for the pure definition, i + 1 for update i.
+    int index() const { return stage_index_; }
+    /// Readable name "C" or "C.update(0)" for error messages.
+    std::string name() const;
+
+protected:
+    std::shared_ptr<internal::FunctionContents> func_;
+    int stage_index_;
+};
+
+/// An Input or Param bound to a value for one realize call.
+struct Binding {
+    Binding(const Input &input, Buffer<> buffer);
+    Binding(const internal::ParamBase &param, int value);
+    Binding(const internal::ParamBase &param, int64_t value);
+    Binding(const internal::ParamBase &param, double value);
+
+    std::string name;
+    Buffer<> buffer;          ///< for an Input
+    bool is_param = false;
+    Type param_type;
+    int64_t int_value = 0;    ///< for an integer Param
+    double float_value = 0.0; ///< for a float Param
+};
+using Bindings = std::vector<Binding>;
+
+/// A function of integer coordinates defined by a pure definition and then any number of
+/// update definitions, applied in order.
+class Func {
+public:
+    /// A fresh Func with a unique name.
+    Func();
+    explicit Func(const std::string &name);
+    explicit Func(std::shared_ptr<internal::FunctionContents> contents);
+
+    const std::string &name() const;
+    /// The element type (of the pure definition); throws if the Func has no definition.
+    Type type() const;
+    bool defined() const;
+    /// Number of pure arguments; throws if undefined.
+    int dimensions() const;
+    /// The names of the pure arguments of the pure definition.
+    std::vector<std::string> args() const;
+    int num_updates() const;
+    /// The pure value of f(args).
+    Expr value() const;
+
+    FuncRef operator()(std::vector<Expr> args) const;
+    template <typename... Args> FuncRef operator()(Expr first, Args... rest) const {
+        return (*this)(std::vector<Expr>{first, Expr(rest)...});
+    }
+    FuncRef operator()() const { return (*this)(std::vector<Expr>{}); }
+
+    /// Update definition i as a Stage (for scheduling); throws naming the Func if out of range.
+    Stage update(int i = 0) const;
+
+    /// Computes the Func over [0, shape[d]) in each dimension on `target`.
+    Buffer<> realize(std::vector<int64_t> shape, const Bindings &bindings = {},
+                     const Target &target = Target::reference()) const;
+
+    const std::shared_ptr<internal::FunctionContents> &contents() const { return contents_; }
+
+private:
+    std::shared_ptr<internal::FunctionContents> contents_;
+};
+
+/// One or more output Funcs computed together.
+class Pipeline {
+public:
+    Pipeline() = default;
+    Pipeline(Func output);
+    Pipeline(std::vector<Func> outputs);
+    const std::vector<Func> &outputs() const { return outputs_; }
+    /// Every Func the outputs depend on (outputs included), producers before consumers.
+    std::vector<Func> functions() const;
+    /// Every Input the outputs read, by name.
+    std::vector<Input> inputs() const;
+
+    std::vector<Buffer<>> realize(std::vector<std::vector<int64_t>> shapes, const Bindings &bindings = {},
+                                  const Target &target = Target::reference()) const;
+
+private:
+    std::vector<Func> outputs_;
+};
+
+} // namespace tessera
