@@ -27,6 +27,7 @@ struct Stmt;
 namespace internal {
 struct FunctionContents;
 struct InputContents;
+struct ReductionDomainContents;
 } // namespace internal
 
 enum class IRNodeType : uint8_t {
@@ -139,7 +140,11 @@ struct Variable : ExprNode<Variable, IRNodeType::Variable> {
     using ExprNode::ExprNode;
     std::string name;
     VariableKind kind = VariableKind::Pure;
-    static Expr make(Type t, const std::string &name, VariableKind kind = VariableKind::Pure);
+    /// For an RVar: the domain it belongs to, so a definition can find its RDom. Ignored by
+    /// equality and hashing (the name identifies the variable).
+    std::shared_ptr<const internal::ReductionDomainContents> rdom;
+    static Expr make(Type t, const std::string &name, VariableKind kind = VariableKind::Pure,
+                     std::shared_ptr<const internal::ReductionDomainContents> rdom = nullptr);
 };
 
 /// A conversion. Float → integer truncates towards zero and saturates; integer → narrower

@@ -117,6 +117,8 @@ public:
 class Input {
 public:
     Input(Type type, std::vector<Expr> shape, const std::string &name);
+    /// A handle to existing contents (as found in a Call).
+    explicit Input(std::shared_ptr<const internal::InputContents> contents);
     const std::string &name() const;
     Type type() const;
     int dimensions() const;
