@@ -11,3 +11,5 @@ endif()
 if(TESSERA_BUILD_BENCHMARKS)
   find_package(benchmark REQUIRED)
 endif()
+# LLVM 14 generates host code (codegen/cpu); it stays a PRIVATE dependency of tessera_codegen.
+find_package(LLVM 14 REQUIRED CONFIG HINTS /usr/lib/llvm-14/lib/cmake/llvm)
