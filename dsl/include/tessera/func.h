@@ -10,6 +10,7 @@
 
 #include "tessera/buffer.h"
 #include "tessera/expr.h"
+#include "tessera/schedule.h"
 #include "tessera/target.h"
 #include "tessera/type.h"
 
@@ -138,6 +139,26 @@ private:
 class Func;
 class Stage;
 
+// ---- Scheduling: loop names (scheduler; defined in dsl/src/func_schedule.cpp) ----------------
+/// A loop named by a Var or an RVar, as scheduling directives take them (Halide's VarOrRVar).
+class VarOrRVar {
+public:
+    VarOrRVar(const Var &v) : name_(v.name()) {}
+    VarOrRVar(const RVar &r) : name_(r.name()), is_rvar_(true) {}
+    /// A one-dimensional RDom names its only RVar.
+    VarOrRVar(const RDom &r);
+    /// A loop by name (e.g. one made by a split).
+    VarOrRVar(const std::string &name) : name_(name) {}
+    VarOrRVar(const char *name) : name_(name) {}
+    const std::string &name() const { return name_; }
+    bool is_rvar() const { return is_rvar_; }
+
+private:
+    std::string name_;
+    bool is_rvar_ = false;
+};
+// ---- end scheduling ---------------------------------------------------------------------------
+
 /// `f(x, y)` on either side of a definition. As an rvalue it is a Call to f; as an lvalue it
 /// adds a pure definition (`=` with only Vars as arguments) or an update.
 class FuncRef {
@@ -168,6 +189,42 @@ public:
     int index() const { return stage_index_; }
     /// Readable name "C" or "C.update(0)" for error messages.
     std::string name() const;
+
+    // ---- Scheduling: loop directives (scheduler; dsl/src/func_schedule.cpp) -------------------
+    // Each records a Directive on this stage (see schedule.h) and checks at once that the loops
+    // it names exist; the rest of legality is checked by lower(). Loop lists are outermost first.
+    /// Splits `old` into `outer` (extent ceil(extent / factor)) and `inner` (extent factor).
+    Stage &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, int factor,
+                 TailStrategy tail = TailStrategy::Auto);
+    /// Fuses two adjacent loops (in either order) into one loop named `fused`.
+    Stage &fuse(const VarOrRVar &a, const VarOrRVar &b, const VarOrRVar &fused);
+    /// Puts these loops in this order, outermost first, in the slots they occupy.
+    Stage &reorder(const std::vector<VarOrRVar> &vars);
+    template <typename... Vs> Stage &reorder(const VarOrRVar &a, const VarOrRVar &b, const Vs &...rest) {
+        return reorder(std::vector<VarOrRVar>{a, b, VarOrRVar(rest)...});
+    }
+    /// Splits x and y and orders the loops xo, yo, xi, yi (outermost first).
+    Stage &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+                const VarOrRVar &xi, const VarOrRVar &yi, int xfactor, int yfactor,
+                TailStrategy tail = TailStrategy::Auto);
+    /// n-D tile: loops outers..., inners... (outermost first).
+    Stage &tile(const std::vector<VarOrRVar> &vars, const std::vector<VarOrRVar> &outers,
+                const std::vector<VarOrRVar> &inners, const std::vector<int> &factors,
+                TailStrategy tail = TailStrategy::Auto);
+    /// Marks a loop vectorized; with a factor, splits it first and vectorizes the inner loop.
+    Stage &vectorize(const VarOrRVar &v);
+    Stage &vectorize(const VarOrRVar &v, int factor, TailStrategy tail = TailStrategy::Auto);
+    /// Marks a loop unrolled; with a factor, splits it first and unrolls the inner loop.
+    Stage &unroll(const VarOrRVar &v);
+    Stage &unroll(const VarOrRVar &v, int factor, TailStrategy tail = TailStrategy::Auto);
+    /// Marks a loop parallel.
+    Stage &parallel(const VarOrRVar &v);
+    /// Maps the innermost loops `vars` onto a chip unit (e.g. "mxm"); recorded and shape-checked
+    /// here, implemented by the chip backend.
+    Stage &tensorize(const std::string &unit, const std::vector<VarOrRVar> &vars);
+    /// This stage's directives.
+    const std::vector<Directive> &directives() const;
+    // ---- end scheduling -----------------------------------------------------------------------
 
 protected:
     std::shared_ptr<internal::FunctionContents> func_;
@@ -226,6 +283,59 @@ public:
 
     const std::shared_ptr<internal::FunctionContents> &contents() const { return contents_; }
 
+    // ---- Scheduling (scheduler; dsl/src/func_schedule.cpp) -----------------------------------
+    // Loop directives on the pure definition (use update(i) for an update), as on Stage.
+    Func &split(const VarOrRVar &old, const VarOrRVar &outer, const VarOrRVar &inner, int factor,
+                TailStrategy tail = TailStrategy::Auto);
+    Func &fuse(const VarOrRVar &a, const VarOrRVar &b, const VarOrRVar &fused);
+    Func &reorder(const std::vector<VarOrRVar> &vars);
+    template <typename... Vs> Func &reorder(const VarOrRVar &a, const VarOrRVar &b, const Vs &...rest) {
+        return reorder(std::vector<VarOrRVar>{a, b, VarOrRVar(rest)...});
+    }
+    Func &tile(const VarOrRVar &x, const VarOrRVar &y, const VarOrRVar &xo, const VarOrRVar &yo,
+               const VarOrRVar &xi, const VarOrRVar &yi, int xfactor, int yfactor,
+               TailStrategy tail = TailStrategy::Auto);
+    Func &tile(const std::vector<VarOrRVar> &vars, const std::vector<VarOrRVar> &outers,
+               const std::vector<VarOrRVar> &inners, const std::vector<int> &factors,
+               TailStrategy tail = TailStrategy::Auto);
+    Func &vectorize(const VarOrRVar &v);
+    Func &vectorize(const VarOrRVar &v, int factor, TailStrategy tail = TailStrategy::Auto);
+    Func &unroll(const VarOrRVar &v);
+    Func &unroll(const VarOrRVar &v, int factor, TailStrategy tail = TailStrategy::Auto);
+    Func &parallel(const VarOrRVar &v);
+    Func &tensorize(const std::string &unit, const std::vector<VarOrRVar> &vars);
+
+    /// Fusion: substitute this Func into its consumers (the default for a pure Func).
+    Func &compute_inline();
+    /// Fusion: compute all of this Func before its consumers (the default with updates).
+    Func &compute_root();
+    /// Fusion: compute the region a consumer needs inside the consumer's loop `var`.
+    /// The stage is the consumer's stage that calls this Func (use the Stage overload to pick).
+    Func &compute_at(const Func &consumer, const VarOrRVar &var);
+    Func &compute_at(const Stage &consumer, const VarOrRVar &var);
+    /// Storage: allocate at the root (default) or inside the consumer's loop `var`, which must
+    /// enclose the compute level.
+    Func &store_root();
+    Func &store_at(const Func &consumer, const VarOrRVar &var);
+    Func &store_at(const Stage &consumer, const VarOrRVar &var);
+    /// Data: inside the consumer's loop `var`, copy the region of this Func the consumer needs
+    /// there into `memory`, and make the consumer read the copy.
+    Func &stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory);
+    /// Data: keep this Func's storage in `memory` (on a chip, optionally in bank `bank`).
+    Func &store_in(MemoryKind memory, int bank = -1);
+    /// Data: the storage layout (dimension order, blocking, padding, alignment).
+    Func &layout(const Layout &layout);
+    /// Data: allocate two buffers at the storage level and alternate between them per
+    /// iteration of the enclosing loop, so the next tile can be filled while this one is used.
+    Func &double_buffer();
+
+    /// This Func's directives as a Schedule (one entry, by this Func's name).
+    Schedule schedule() const;
+    /// Replaces this Func's directives with the entry for its name in `s` (none: cleared);
+    /// throws naming them if `s` schedules other Funcs or stages this Func lacks.
+    void set_schedule(const Schedule &s);
+    // ---- end scheduling -----------------------------------------------------------------------
+
 private:
     std::shared_ptr<internal::FunctionContents> contents_;
 };
@@ -237,6 +347,15 @@ public:
     Pipeline(Func output);
     Pipeline(std::vector<Func> outputs);
     const std::vector<Func> &outputs() const { return outputs_; }
+
+    // ---- Scheduling (scheduler; dsl/src/func_schedule.cpp) -----------------------------------
+    /// The directives of every Func of the pipeline.
+    Schedule schedule() const;
+    /// Replaces the directives of every Func of the pipeline (Funcs absent from `s` get none).
+    /// Throws tessera::Error, changing nothing, if `s` names a Func that is not in the
+    /// pipeline, a stage it lacks, or a loop directive naming an unknown loop.
+    void set_schedule(const Schedule &s) const;
+    // ---- end scheduling -----------------------------------------------------------------------
     /// Every Func the outputs depend on (outputs included), producers before consumers.
     std::vector<Func> functions() const;
     /// Every Input the outputs read, by name.

@@ -8,6 +8,7 @@
 
 #include "tessera/expr.h"
 #include "tessera/func.h"
+#include "tessera/schedule.h"
 #include "tessera/type.h"
 
 namespace tessera::internal {
@@ -53,6 +54,8 @@ struct FunctionContents {
     /// The first Func whose definition called this one (empty if none). Once another Func
     /// uses it, its definition is final: a later update would silently change the consumer.
     std::string used_by;
+    /// The schedule directives recorded on this Func's stages (scheduler; see schedule.h).
+    FuncSchedule schedule;
 
     bool defined() const { return init.defined(); }
     /// Stage i: 0 is the pure definition, i + 1 is update i.
