@@ -224,6 +224,8 @@ public:
     Stage &tensorize(const std::string &unit, const std::vector<VarOrRVar> &vars);
     /// This stage's directives.
     const std::vector<Directive> &directives() const;
+    /// The Func this stage belongs to.
+    const std::shared_ptr<internal::FunctionContents> &function() const { return func_; }
     // ---- end scheduling -----------------------------------------------------------------------
 
 protected:

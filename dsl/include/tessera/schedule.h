@@ -170,6 +170,15 @@ struct StageLoopNames {
     std::vector<std::string> consumed;
 };
 
+/// The loops of stage `stage` of `f` before any directive, outermost first: for the pure
+/// definition its arguments; for an update the pure Vars it keeps at their positions, then its
+/// RVars with the last RDom dimension outermost (DESIGN.md §1). Throws tessera::Error naming
+/// the Func if it is undefined or lacks the stage.
+StageLoopNames initial_loop_names(const FunctionContents &f, int stage);
+
+/// "C" or "C.update(0)".
+std::string stage_display_name(const std::string &func, int stage);
+
 /// Replays the loop directives of a stage on the names of its initial loops and throws
 /// tessera::Error naming `stage_name` and the directive when one names an unknown or
 /// already-split loop, reuses a name, reorders a loop twice, fuses non-adjacent loops, or has
