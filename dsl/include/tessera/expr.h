@@ -6,8 +6,9 @@
 //
 // Semantics worth knowing:
 // - Integer Div and Mod round towards negative infinity (Euclidean, as in Halide), so index
-//   arithmetic with negative offsets (padding) behaves; division by zero yields 0 in every
-//   evaluator (documented, never UB).
+//   arithmetic with negative offsets (padding) behaves; integer division by zero yields 0 in
+//   every evaluator (documented, never UB). Float Div is IEEE; float Mod is
+//   a - b * floor(a / b) (the sign of the divisor, as Halide and Python).
 // - Float arithmetic on BFloat/Float(16) values is carried out in fp32 and rounded back to the
 //   operand type after each operation (round to nearest even).
 // - Integer overflow wraps (two's complement) in every evaluator.
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/half.h"
 #include "tessera/type.h"
 
 namespace tessera {
@@ -59,13 +61,24 @@ struct BaseStmtNode : IRNode {
 struct Expr {
     Expr() = default;
     explicit Expr(std::shared_ptr<const BaseExprNode> n) : node(std::move(n)) {}
-    /// Implicit from C++ scalars: int → Int(32), int64_t → Int(64), float → Float(32),
-    /// double → Float(64), bool → Bool.
+    /// Implicit from C++ scalars: int → Int(32), long / long long (int64_t) → Int(64),
+    /// unsigned → UInt(32), unsigned long / unsigned long long (uint64_t) → UInt(64),
+    /// float → Float(32), double → Float(64), bool → Bool, bfloat16 → BFloat(16),
+    /// float16 → Float(16). Used as an operand next to a typed Expr, such a constant adapts to
+    /// the other operand's type (see ir_operator.h).
     Expr(int v);
-    Expr(int64_t v);
+    Expr(long v);
+    Expr(long long v);
+    Expr(unsigned v);
+    Expr(unsigned long v);
+    Expr(unsigned long long v);
     Expr(float v);
     Expr(double v);
     Expr(bool v);
+    Expr(bfloat16 v);
+    Expr(float16 v);
+    /// A string literal would otherwise silently become Bool(true).
+    Expr(const char *) = delete;
 
     bool defined() const { return node != nullptr; }
     Type type() const;
