@@ -1,0 +1,50 @@
+#pragma once
+// What a simulation reports (CHIP.md "What the simulator reports"): as a struct, as text and as
+// JSON. Every figure is an integer count of cycles/bytes/MACs or a ratio of them, so the same
+// program and inputs always give a byte-identical report.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tessera::chipsim {
+
+/// Busy time of one unit (an MXM plane, the VXM, a DMA engine, the DRAM bus, a stream direction).
+struct UnitReport {
+    std::string name;
+    int64_t busy_cycles = 0;   ///< Lane-cycles held (a 16-slot VXM can exceed the kernel cycles).
+    int lanes = 1;
+    double utilization = 0.0;  ///< busy / (kernel cycles * lanes), 0..1.
+};
+
+/// The figures of one run.
+struct Report {
+    std::string target;
+    std::string program;                          ///< The program's file name, if any.
+    int64_t instructions = 0;                     ///< Executed (after repeat expansion).
+    int64_t cycles = 0;                           ///< Kernel cycles (host I/O excluded).
+    int64_t host_io_cycles = 0;                   ///< Moving inputs in and outputs out.
+    int64_t total_cycles = 0;                     ///< cycles + host_io_cycles.
+    int64_t macs = 0;
+    double macs_per_cycle = 0.0;                  ///< Achieved: macs / cycles.
+    double peak_macs_per_cycle = 0.0;             ///< For the dtype that did most MACs.
+    std::string mac_dtype;                        ///< That dtype ("" when no MACs).
+    double mxm_utilization = 0.0;                 ///< Sum of macs / peak(dtype), over cycles.
+    std::map<std::string, int64_t> bytes;         ///< Per level: MEM/SPAD/ACC, STREAMS, DRAM, HOST.
+    int64_t stall_cycles = 0;                     ///< Dynamic issue: cycles instructions waited.
+    std::map<std::string, int64_t> stall_cycles_by_cause; ///< dependency, bank, unit, dma, stream, bandwidth, sync.
+    std::map<std::string, int64_t> stall_cycles_by_bank;  ///< Bank resource -> cycles.
+    int64_t bank_conflicts = 0;                   ///< Accesses that met a busy bank (or two operands on one bank).
+    std::vector<UnitReport> units;                ///< Sorted by name.
+    double roofline_cycles = 0.0;                 ///< Analytic lower bound from the timing model.
+    std::string roofline_limiter;
+
+    /// Human-readable text.
+    std::string to_text() const;
+    /// JSON with keys target, program, instructions, cycles, host_io_cycles, total_cycles, macs,
+    /// macs_per_cycle, peak_macs_per_cycle, mac_dtype, mxm_utilization, bytes, stall_cycles,
+    /// stall_cycles_by_cause, stall_cycles_by_bank, bank_conflicts, units, roofline.
+    std::string to_json() const;
+};
+
+} // namespace tessera::chipsim
