@@ -27,6 +27,9 @@ struct ReductionDomainContents {
     std::string name;
     std::vector<ReductionVariable> vars;
     Expr predicate;
+    /// Set when a definition first uses the domain; where() is refused after that, since it
+    /// would silently change a definition already made.
+    mutable bool used_in_definition = false;
 };
 
 /// One definition of a Func: f(args) = value, over `rdom` when it is an update that reduces.

@@ -1,0 +1,34 @@
+#pragma once
+// The whole user API of Tessera in one include (DESIGN.md §1):
+//
+//     #include <tessera/tessera.h>
+//     using namespace tessera;
+//
+// It pulls in no LLVM, Z3 or Halide header.
+
+#include "tessera/error.h"
+#include "tessera/half.h"
+#include "tessera/type.h"
+
+// The IR and its tools.
+#include "tessera/expr.h"
+#include "tessera/ir_equality.h"
+#include "tessera/ir_mutator.h"
+#include "tessera/ir_operator.h"
+#include "tessera/ir_printer.h"
+#include "tessera/ir_visitor.h"
+
+// The front end: Var, RDom, Func, Input, Param, Pipeline, boundary conditions, schedules.
+#include "tessera/boundary.h"
+#include "tessera/func.h"
+#include "tessera/schedule.h"
+
+// Data, targets and running.
+#include "tessera/buffer.h"
+#include "tessera/npy.h"
+#include "tessera/realize.h"
+#include "tessera/reference.h"
+#include "tessera/target.h"
+
+// The operator library.
+#include "tessera/ops.h"
