@@ -1,0 +1,168 @@
+// Bounds inference: which region of a Func a piece of the loop nest touches, by interval
+// arithmetic (interval.h) over the index expressions, with symbolic bounds. Walking a
+// statement, every loop and let inside it ranges over its bounds (computed in the scope of the
+// loops around it), while variables bound outside stay symbolic — so the region a consumer
+// needs inside a loop level comes out in terms of the loops outside that level, which is what
+// compute_at needs. An if-condition `v < e` (the guard of a split's tail) narrows v's range in
+// its then-branch, so a guarded tail does not inflate the producer's region.
+#include "lowering.h"
+#include "tessera/error.h"
+#include "tessera/ir_operator.h"
+#include "tessera/ir_visitor.h"
+
+namespace tessera::internal {
+
+namespace {
+
+class RegionTouched : public IRVisitor {
+public:
+    RegionTouched(const std::string &name, bool provides, bool calls) : name_(name), provides_(provides), calls_(calls) {}
+
+    Box box;
+    bool touched = false;
+
+    using IRVisitor::visit;
+
+    void visit(const For *op) override {
+        include_expr(op->min);
+        include_expr(op->extent);
+        Interval lo = bounds_of_expr(op->min, scope_);
+        Interval hi = bounds_of_expr(op->min + op->extent - 1, scope_);
+        with_binding(op->name, Interval(lo.min, hi.max), [&] { include(op->body); });
+    }
+    void visit(const LetStmt *op) override {
+        include_expr(op->value);
+        with_binding(op->name, bounds_of_expr(op->value, scope_), [&] { include(op->body); });
+    }
+    void visit(const IfThenElse *op) override {
+        include_expr(op->condition);
+        IntervalScope saved = scope_;
+        narrow(op->condition);
+        include(op->then_case);
+        scope_ = saved;
+        include(op->else_case);
+    }
+    void visit(const Provide *op) override {
+        include_expr(op->value);
+        for (const auto &a : op->args) include_expr(a);
+        if (provides_ && op->name == name_) {
+            Box b;
+            for (const auto &a : op->args) b.push_back(bounds_of_expr(a, scope_));
+            add(b);
+        }
+    }
+    void visit(const Store *op) override {
+        include_expr(op->value);
+        include_expr(op->index);
+    }
+    void visit(const Evaluate *op) override { include_expr(op->value); }
+    void visit(const ProducerConsumer *op) override {
+        // A Func's reads of itself (in its updates) are not demands on its region from outside.
+        if (calls_ && !provides_ && op->is_producer && op->name == name_) return;
+        include(op->body);
+    }
+    void visit(const Realize *op) override {
+        for (const auto &r : op->bounds) {
+            include_expr(r.min);
+            include_expr(r.extent);
+        }
+        include(op->body);
+    }
+    void visit(const Allocate *op) override {
+        for (const auto &e : op->extents) include_expr(e);
+        include(op->body);
+    }
+
+private:
+    void add(const Box &b) {
+        box = touched ? box_union(box, b) : b;
+        touched = true;
+    }
+
+    void include_expr(const Expr &e) {
+        if (!calls_ || !e.defined() || !calls_func(e, name_)) return;
+        for (const auto &cr : call_regions(e, scope_))
+            if (cr.call_type == CallType::Func && cr.name == name_) add(cr.box);
+    }
+
+    template <typename F> void with_binding(const std::string &n, const Interval &i, F body) {
+        auto it = scope_.find(n);
+        bool had = it != scope_.end();
+        Interval old = had ? it->second : Interval();
+        scope_[n] = i;
+        body();
+        if (had)
+            scope_[n] = old;
+        else
+            scope_.erase(n);
+    }
+
+    // Narrows the range of a variable in scope by a condition on it (conjunctions of v < e,
+    // v <= e, v > e, v >= e and the mirrored forms).
+    void narrow(const Expr &c) {
+        if (const auto *a = c.as<And>()) {
+            narrow(a->a);
+            narrow(a->b);
+            return;
+        }
+        auto apply = [&](const Expr &var, const Expr &bound, bool upper, int64_t adjust) {
+            const auto *v = var.as<Variable>();
+            if (!v) return;
+            auto it = scope_.find(v->name);
+            if (it == scope_.end()) return;
+            Interval b = bounds_of_expr(bound, scope_);
+            Interval limit = upper ? Interval(Expr(), b.max.defined() ? b.max + static_cast<int>(adjust) : Expr())
+                                   : Interval(b.min.defined() ? b.min + static_cast<int>(adjust) : Expr(), Expr());
+            it->second = interval_intersection(it->second, limit);
+        };
+        if (const auto *o = c.as<LT>()) {
+            apply(o->a, o->b, true, -1);
+            apply(o->b, o->a, false, 1);
+        } else if (const auto *o = c.as<LE>()) {
+            apply(o->a, o->b, true, 0);
+            apply(o->b, o->a, false, 0);
+        } else if (const auto *o = c.as<GT>()) {
+            apply(o->a, o->b, false, 1);
+            apply(o->b, o->a, true, -1);
+        } else if (const auto *o = c.as<GE>()) {
+            apply(o->a, o->b, false, 0);
+            apply(o->b, o->a, true, 0);
+        }
+    }
+
+    const std::string &name_;
+    bool provides_, calls_;
+    IntervalScope scope_;
+};
+
+} // namespace
+
+Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls) {
+    RegionTouched r(name, provides, calls);
+    if (s.defined()) s.accept(&r);
+    return r.touched ? r.box : Box{};
+}
+
+Box func_compute_region(const LoweredFunc &f, const Box &required) {
+    const FunctionContents &fc = f.contents;
+    Box region = required;
+    for (int s = 1; s < fc.num_stages(); ++s) {
+        const Definition &d = fc.stage(s);
+        IntervalScope scope;
+        for (size_t i = 0; i < fc.args.size() && i < required.size(); ++i) scope[fc.args[i]] = required[i];
+        if (d.rdom)
+            for (const auto &rv : d.rdom->vars) {
+                Interval lo = bounds_of_expr(rv.min, scope), hi = bounds_of_expr(rv.min + rv.extent - 1, scope);
+                scope[rv.name] = Interval(lo.min, hi.max);
+            }
+        Box written;
+        for (const auto &a : d.args) written.push_back(bounds_of_expr(a, scope));
+        region = box_union(region, written);
+        for (const auto &e : definition_exprs(d))
+            for (const auto &cr : call_regions(e, scope))
+                if (cr.call_type == CallType::Func && cr.name == fc.name) region = box_union(region, cr.box);
+    }
+    return region;
+}
+
+} // namespace tessera::internal

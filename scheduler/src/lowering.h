@@ -1,0 +1,124 @@
+#pragma once
+// What the lowering passes share (private to the scheduler library): the pipeline's Funcs as
+// lowering sees them, with their fusion decisions resolved, and the entry point of each pass.
+// Every pass lives in its own file and exposes one function here.
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/expr.h"
+#include "tessera/func.h"
+#include "tessera/internal/function.h"
+#include "tessera/interval.h"
+#include "tessera/schedule.h"
+
+namespace tessera::internal {
+
+/// Where a Func is computed or stored.
+enum class LevelKind { Inline, Root, At };
+
+/// A loop level of a consumer: the loop named `var` of stage `stage` of Func `func`.
+struct LoopLevel {
+    LevelKind kind = LevelKind::Root;
+    std::string func;
+    int stage = -1;
+    std::string var;
+    /// The directive that chose this level ("" for the default), for error messages.
+    std::string directive;
+};
+
+/// One loop of a stage after its directives.
+struct LoopDim {
+    std::string name;    ///< the user's name (as directives write it)
+    std::string ir_name; ///< the loop variable in the IR ("C.s1.io"), unique in the pipeline
+    bool is_reduction = false;
+    ForKind kind = ForKind::Serial;
+    Expr min, extent;
+    /// The directive that set the kind (for error messages).
+    std::string kind_directive;
+};
+
+/// A Func as lowering sees it: a private copy of its definitions (inlining and staging rewrite
+/// calls in them), its schedule, and its resolved fusion and storage decisions.
+struct LoweredFunc {
+    FunctionContents contents; ///< a copy; Exprs are shared (immutable)
+    bool is_output = false;
+    LoopLevel compute, store;
+    MemoryKind memory = MemoryKind::Auto;
+    int bank = -1;
+    Layout layout;
+    bool double_buffer = false;
+    /// The loops of each stage after the loop directives (filled by build_produce).
+    std::vector<std::vector<LoopDim>> stage_loops;
+
+    const std::string &name() const { return contents.name; }
+    /// The variables holding the region this Func is computed over, per pure dimension.
+    std::string region_min(size_t d) const { return contents.name + "." + contents.args[d] + ".min"; }
+    std::string region_extent(size_t d) const { return contents.name + "." + contents.args[d] + ".extent"; }
+};
+
+/// All Funcs of a pipeline in topological order (producers first), by name.
+struct LoweringEnv {
+    std::vector<std::string> order;
+    std::map<std::string, LoweredFunc> funcs;
+    std::vector<Input> inputs;
+    std::vector<ParamInfo> params;
+    std::vector<std::string> outputs;
+
+    LoweredFunc &at(const std::string &name) { return funcs.at(name); }
+    const LoweredFunc &at(const std::string &name) const { return funcs.at(name); }
+    /// The Funcs whose definitions call `name` (after inlining and staging).
+    std::vector<std::string> consumers_of(const std::string &name) const;
+    /// The stages of `consumer` whose definitions call `producer`.
+    std::vector<int> stages_calling(const std::string &consumer, const std::string &producer) const;
+};
+
+/// lowering_env.cpp: copies the pipeline's Funcs, applies stage() directives (as copy Funcs),
+/// resolves compute and store levels (defaults: inline a pure single-stage Func, compute a Func
+/// with updates at root) and inlines what is inlined. Throws for illegal fusion directives.
+LoweringEnv build_lowering_env(const Pipeline &p);
+
+/// Whether expression `e` calls Func `name`.
+bool calls_func(const Expr &e, const std::string &name);
+/// Whether any definition of stage `s` (args, value, RDom) calls Func `name`.
+bool stage_calls(const FunctionContents &f, int s, const std::string &name);
+
+/// loop_nest.cpp: the loop nest that computes every stage of `f` over its region (the
+/// variables region_min/region_extent), wrapped in a producer marker; fills f.stage_loops.
+Stmt build_produce(LoweredFunc &f);
+
+/// bounds_inference.cpp: the box of `name` touched inside `s` — by its Provides (`provides`)
+/// and/or by Calls to it (`calls`) — in terms of the variables free in `s`. Loops and lets
+/// inside `s` range over their bounds; simple if-conditions on them narrow the range.
+Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls);
+/// bounds_inference.cpp: the region `f` must be computed over when its consumers need
+/// `required`: also what its updates write and read of itself.
+Box func_compute_region(const LoweredFunc &f, const Box &required);
+
+/// inject_producers.cpp: the whole pipeline's statement: every Func computed at its level with
+/// its region defined by bounds inference, storage (Realize) at its storage level.
+Stmt schedule_functions(LoweringEnv &env);
+
+/// storage_flattening.cpp: Realize → Allocate with extents by layout, Provide → Store, Func and
+/// Input calls → Load, with the index arithmetic of each buffer's layout.
+Stmt flatten_storage(const Stmt &s, const LoweringEnv &env);
+
+/// legality.cpp: checks the loop directives of stage `s` of `f` that need the definition
+/// (reduction order, parallel/vectorize over reduction loops, tail strategies).
+void check_stage_legality(const LoweredFunc &f, int s);
+/// legality.cpp: checks on the final statement (vectorized and unrolled loops have constant
+/// extents).
+void check_lowered_legality(const Stmt &s, const LoweringEnv &env);
+
+/// "schedule of C.update(0): " — the start of every scheduling error about a stage.
+std::string schedule_error_prefix(const std::string &func, int stage);
+
+/// Substitutes Variables by name (any kind) in `e` / `s`.
+Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e);
+Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
+
+/// An Int(32) loop variable.
+Expr loop_var(const std::string &name);
+
+} // namespace tessera::internal

@@ -1,0 +1,375 @@
+// The simplifier (Halide's Simplify, in small): bottom-up constant folding and algebraic
+// identities on integer index arithmetic, with the bounds of enclosing loop and let variables
+// used to decide min, max, comparisons and hence selects and if-branches. Integer folding
+// wraps at the type's width and divides Euclidean, exactly as the evaluators compute, so a
+// folded expression means what the original meant. Floats are not folded.
+#include "tessera/simplify.h"
+
+#include <set>
+
+#include "lowering.h"
+#include "tessera/error.h"
+#include "tessera/interval.h"
+#include "tessera/ir_equality.h"
+#include "tessera/ir_mutator.h"
+#include "tessera/ir_operator.h"
+#include "tessera/ir_visitor.h"
+
+namespace tessera {
+
+namespace {
+
+bool foldable(Type t) { return t.is_int() || (t.is_uint() && t.bits() <= 32) || t.is_bool(); }
+
+int64_t wrap_to(Type t, int64_t v) {
+    if (t.is_bool()) return v != 0;
+    const int bits = t.bits();
+    if (bits >= 64) return v;
+    const uint64_t mask = (uint64_t{1} << bits) - 1;
+    uint64_t u = static_cast<uint64_t>(v) & mask;
+    if (t.is_int() && (u >> (bits - 1)) & 1) u |= ~mask;
+    return static_cast<int64_t>(u);
+}
+
+std::optional<int64_t> const_of(const Expr &e) {
+    if (!e.defined() || !foldable(e.type())) return std::nullopt;
+    return as_const_int(e);
+}
+
+Expr make_int(Type t, int64_t v) { return make_const(t, wrap_to(t, v)); }
+
+int64_t euclid_div(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    int64_t q = a / b, r = a % b;
+    if (r < 0) q = b > 0 ? q - 1 : q + 1;
+    return q;
+}
+int64_t euclid_mod(int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    int64_t r = a % b;
+    if (r < 0) r += b > 0 ? b : -b;
+    return r;
+}
+
+bool is_const_value(const Expr &e, int64_t v) {
+    auto c = const_of(e);
+    return c && *c == v;
+}
+
+bool is_no_op(const Stmt &s) {
+    if (!s.defined()) return true;
+    const Evaluate *e = s.as<Evaluate>();
+    return e && is_const(e->value);
+}
+
+Stmt no_op() { return Evaluate::make(Expr(0)); }
+
+class UsesVar : public IRVisitor {
+public:
+    explicit UsesVar(const std::string &n) : n_(n) {}
+    using IRVisitor::visit;
+    void visit(const Variable *v) override { found = found || v->name == n_; }
+    bool found = false;
+
+private:
+    const std::string &n_;
+};
+
+bool uses_var(const Stmt &s, const std::string &n) {
+    UsesVar u(n);
+    s.accept(&u);
+    return u.found;
+}
+
+class Simplifier : public IRMutator {
+public:
+    using IRMutator::mutate;
+
+protected:
+    using IRMutator::visit;
+
+    // ---- bounds -------------------------------------------------------------------------
+    std::optional<std::pair<int64_t, int64_t>> const_bounds(const Expr &e) {
+        if (!e.defined() || !e.type().is_int()) return std::nullopt;
+        if (auto c = const_of(e)) return std::make_pair(*c, *c);
+        Interval i = bounds_of_expr(e, scope_);
+        if (!i.is_constant()) return std::nullopt;
+        return std::make_pair(i.const_min(), i.const_max());
+    }
+
+    template <typename F> auto with_binding(const std::string &n, const Interval &i, F body) {
+        auto it = scope_.find(n);
+        bool had = it != scope_.end();
+        Interval old = had ? it->second : Interval();
+        scope_[n] = i;
+        auto r = body();
+        if (had)
+            scope_[n] = old;
+        else
+            scope_.erase(n);
+        return r;
+    }
+
+    // ---- expressions --------------------------------------------------------------------
+    Expr visit(const Add *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        Type t = op->type;
+        if (foldable(t)) {
+            auto ca = const_of(a), cb = const_of(b);
+            if (ca && cb) return make_int(t, *ca + *cb);
+            if (cb && *cb == 0) return a;
+            if (ca && *ca == 0) return b;
+            if (ca) std::swap(a, b), std::swap(ca, cb);
+            if (cb) {
+                if (const Add *aa = a.as<Add>())
+                    if (auto c1 = const_of(aa->b)) return mutate(Add::make(aa->a, make_int(t, *c1 + *cb)));
+                if (const Sub *as = a.as<Sub>())
+                    if (auto c1 = const_of(as->a)) return mutate(Sub::make(make_int(t, *c1 + *cb), as->b));
+            }
+            // (x - y) + y → x
+            if (const Sub *as = a.as<Sub>(); as && equal(as->b, b)) return as->a;
+            if (const Sub *bs = b.as<Sub>(); bs && equal(bs->b, a)) return bs->a;
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Add::make(a, b);
+    }
+
+    Expr visit(const Sub *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        Type t = op->type;
+        if (foldable(t)) {
+            auto ca = const_of(a), cb = const_of(b);
+            if (ca && cb) return make_int(t, *ca - *cb);
+            if (cb && *cb == 0) return a;
+            if (equal(a, b)) return make_int(t, 0);
+            const Add *aa = a.as<Add>();
+            const Add *ba = b.as<Add>();
+            if (aa && equal(aa->a, b)) return aa->b;
+            if (aa && equal(aa->b, b)) return aa->a;
+            if (ba && equal(ba->a, a)) return mutate(Sub::make(make_int(t, 0), ba->b));
+            if (aa && ba) {
+                if (equal(aa->a, ba->a)) return mutate(Sub::make(aa->b, ba->b));
+                if (equal(aa->b, ba->b)) return mutate(Sub::make(aa->a, ba->a));
+            }
+            if (cb && t.is_int()) return mutate(Add::make(a, make_int(t, -*cb)));
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Sub::make(a, b);
+    }
+
+    Expr visit(const Mul *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        Type t = op->type;
+        if (foldable(t)) {
+            auto ca = const_of(a), cb = const_of(b);
+            if (ca && cb) return make_int(t, *ca * *cb);
+            if (ca) std::swap(a, b), std::swap(ca, cb);
+            if (cb && *cb == 1) return a;
+            if (cb && *cb == 0) return make_int(t, 0);
+            if (cb)
+                if (const Mul *am = a.as<Mul>())
+                    if (auto c1 = const_of(am->b)) return Mul::make(am->a, make_int(t, *c1 * *cb));
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Mul::make(a, b);
+    }
+
+    Expr visit(const Div *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        Type t = op->type;
+        if (foldable(t) && !t.is_bool()) {
+            auto ca = const_of(a), cb = const_of(b);
+            if (ca && cb) return make_int(t, euclid_div(*ca, *cb));
+            if (cb && *cb == 1) return a;
+            if (ca && *ca == 0) return a;
+            if (cb && *cb > 0) {
+                if (const Mul *am = a.as<Mul>())
+                    if (auto c1 = const_of(am->b); c1 && *c1 % *cb == 0) return mutate(Mul::make(am->a, make_int(t, *c1 / *cb)));
+                // x / c when 0 <= x < c → 0 (from bounds)
+                if (auto bnd = const_bounds(a); bnd && bnd->first >= 0 && bnd->second < *cb) return make_int(t, 0);
+            }
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Div::make(a, b);
+    }
+
+    Expr visit(const Mod *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        Type t = op->type;
+        if (foldable(t) && !t.is_bool()) {
+            auto ca = const_of(a), cb = const_of(b);
+            if (ca && cb) return make_int(t, euclid_mod(*ca, *cb));
+            if (cb && *cb == 1) return make_int(t, 0);
+            if (cb && *cb > 0) {
+                if (const Mul *am = a.as<Mul>())
+                    if (auto c1 = const_of(am->b); c1 && *c1 % *cb == 0) return make_int(t, 0);
+                if (auto bnd = const_bounds(a); bnd && bnd->first >= 0 && bnd->second < *cb) return a;
+            }
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Mod::make(a, b);
+    }
+
+    template <typename Node> Expr min_max(const Node *op, const Expr &e, bool is_min) {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        Type t = op->type;
+        if (foldable(t)) {
+            auto ca = const_of(a), cb = const_of(b);
+            if (ca && cb) return make_int(t, is_min ? std::min(*ca, *cb) : std::max(*ca, *cb));
+            if (equal(a, b)) return a;
+            auto ba = const_bounds(a), bb = const_bounds(b);
+            if (ba && bb) {
+                if (ba->second <= bb->first) return is_min ? a : b;
+                if (bb->second <= ba->first) return is_min ? b : a;
+            }
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return is_min ? Min::make(a, b) : Max::make(a, b);
+    }
+    Expr visit(const Min *op, const Expr &e) override { return min_max(op, e, true); }
+    Expr visit(const Max *op, const Expr &e) override { return min_max(op, e, false); }
+
+    // Comparisons: decided when the operand bounds do not overlap.
+    template <typename Node> Expr compare(const Node *op, const Expr &e, int kind) {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        if (foldable(a.type())) {
+            auto ba = const_bounds(a), bb = const_bounds(b);
+            if (!ba) {
+                if (auto c = const_of(a)) ba = std::make_pair(*c, *c);
+            }
+            if (!bb) {
+                if (auto c = const_of(b)) bb = std::make_pair(*c, *c);
+            }
+            if (ba && bb) {
+                auto [amin, amax] = *ba;
+                auto [bmin, bmax] = *bb;
+                std::optional<bool> r;
+                switch (kind) {
+                case 0: if (amin == amax && bmin == bmax) r = amin == bmin; else if (amax < bmin || bmax < amin) r = false; break;
+                case 1: if (amin == amax && bmin == bmax) r = amin != bmin; else if (amax < bmin || bmax < amin) r = true; break;
+                case 2: if (amax < bmin) r = true; else if (amin >= bmax) r = false; break;
+                case 3: if (amax <= bmin) r = true; else if (amin > bmax) r = false; break;
+                case 4: if (amin > bmax) r = true; else if (amax <= bmin) r = false; break;
+                case 5: if (amin >= bmax) r = true; else if (amax < bmin) r = false; break;
+                }
+                if (r) return make_const(Bool(), static_cast<int64_t>(*r));
+            }
+        }
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Node::make(a, b);
+    }
+    Expr visit(const EQ *op, const Expr &e) override { return compare(op, e, 0); }
+    Expr visit(const NE *op, const Expr &e) override { return compare(op, e, 1); }
+    Expr visit(const LT *op, const Expr &e) override { return compare(op, e, 2); }
+    Expr visit(const LE *op, const Expr &e) override { return compare(op, e, 3); }
+    Expr visit(const GT *op, const Expr &e) override { return compare(op, e, 4); }
+    Expr visit(const GE *op, const Expr &e) override { return compare(op, e, 5); }
+
+    Expr visit(const And *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        auto ca = const_of(a), cb = const_of(b);
+        if (ca) return *ca ? b : a;
+        if (cb) return *cb ? a : b;
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return And::make(a, b);
+    }
+    Expr visit(const Or *op, const Expr &e) override {
+        Expr a = mutate(op->a), b = mutate(op->b);
+        auto ca = const_of(a), cb = const_of(b);
+        if (ca) return *ca ? a : b;
+        if (cb) return *cb ? b : a;
+        if (a.same_as(op->a) && b.same_as(op->b)) return e;
+        return Or::make(a, b);
+    }
+    Expr visit(const Not *op, const Expr &e) override {
+        Expr a = mutate(op->a);
+        if (auto c = const_of(a)) return make_const(Bool(), static_cast<int64_t>(!*c));
+        if (a.same_as(op->a)) return e;
+        return Not::make(a);
+    }
+    Expr visit(const Select *op, const Expr &e) override {
+        Expr c = mutate(op->condition);
+        if (auto cc = const_of(c)) return mutate(*cc ? op->true_value : op->false_value);
+        Expr t = mutate(op->true_value), f = mutate(op->false_value);
+        if (equal(t, f)) return t;
+        if (c.same_as(op->condition) && t.same_as(op->true_value) && f.same_as(op->false_value)) return e;
+        return Select::make(c, t, f);
+    }
+    Expr visit(const Cast *op, const Expr &e) override {
+        Expr v = mutate(op->value);
+        if (foldable(op->type) && !op->type.is_bool())
+            if (auto c = const_of(v)) return make_int(op->type, *c);
+        if (v.type() == op->type) return v;
+        if (v.same_as(op->value)) return e;
+        return Cast::make(op->type, v);
+    }
+    Expr visit(const Let *op, const Expr &e) override {
+        Expr v = mutate(op->value);
+        if (is_const(v) || v.as<Variable>()) return mutate(internal::substitute({{op->name, v}}, op->body));
+        Expr body = with_binding(op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
+        if (v.same_as(op->value) && body.same_as(op->body)) return e;
+        return Let::make(op->name, v, body);
+    }
+
+    // ---- statements ---------------------------------------------------------------------
+    Stmt visit(const LetStmt *op, const Stmt &s) override {
+        Expr v = mutate(op->value);
+        if (is_const(v) || v.as<Variable>()) return mutate(internal::substitute({{op->name, v}}, op->body));
+        Stmt body = with_binding(op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
+        if (!uses_var(body, op->name)) return body;
+        if (v.same_as(op->value) && body.same_as(op->body)) return s;
+        return LetStmt::make(op->name, v, body);
+    }
+
+    Stmt visit(const For *op, const Stmt &s) override {
+        Expr mn = mutate(op->min), ext = mutate(op->extent);
+        if (auto c = const_of(ext)) {
+            if (*c <= 0) return no_op();
+            if (*c == 1) return mutate(internal::substitute({{op->name, mn}}, op->body));
+        }
+        Interval lo = bounds_of_expr(mn, scope_), hi = bounds_of_expr(mn + ext - 1, scope_);
+        Stmt body = with_binding(op->name, Interval(lo.min, hi.max), [&] { return mutate(op->body); });
+        if (is_no_op(body)) return no_op();
+        if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return s;
+        return For::make(op->name, mn, ext, op->kind, body);
+    }
+
+    Stmt visit(const IfThenElse *op, const Stmt &s) override {
+        Expr c = mutate(op->condition);
+        if (auto cc = const_of(c)) {
+            if (*cc) return mutate(op->then_case);
+            return op->else_case.defined() ? mutate(op->else_case) : no_op();
+        }
+        Stmt t = mutate(op->then_case);
+        Stmt f = op->else_case.defined() ? mutate(op->else_case) : Stmt();
+        if (f.defined() && is_no_op(f)) f = Stmt();
+        if (is_no_op(t) && !f.defined()) return no_op();
+        if (c.same_as(op->condition) && t.same_as(op->then_case) && f.same_as(op->else_case)) return s;
+        return IfThenElse::make(c, t, f);
+    }
+
+    Stmt visit(const Block *op, const Stmt &s) override {
+        Stmt a = mutate(op->first), b = mutate(op->rest);
+        if (is_no_op(a)) return b;
+        if (is_no_op(b)) return a;
+        if (a.same_as(op->first) && b.same_as(op->rest)) return s;
+        return Block::make(a, b);
+    }
+
+private:
+    IntervalScope scope_;
+};
+
+} // namespace
+
+Expr simplify(const Expr &e) {
+    Simplifier s;
+    return s.mutate(e);
+}
+
+Stmt simplify(const Stmt &st) {
+    Simplifier s;
+    return s.mutate(st);
+}
+
+} // namespace tessera
