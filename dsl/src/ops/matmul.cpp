@@ -79,7 +79,7 @@ Tensor gemm(const Tensor &a, const Tensor &b, const Tensor &c, const GemmOptions
     if (options.alpha != 1.0) value = typed_const(acc, options.alpha) * value;
     if (c.defined()) {
         const std::vector<Expr> out_shape = product.shape();
-        const std::vector<Expr> shape = broadcast_shape(c.shape(), out_shape, "C and A·B", op, name);
+        const std::vector<Expr> shape = broadcast_shape(c.shape(), out_shape, "C '" + c.name() + "' and A·B", op, name);
         if (shape.size() != 2 || dims_differ(shape[0], out_shape[0]) || dims_differ(shape[1], out_shape[1]))
             fail(op, name, "C '" + c.name() + "' " + shape_string(c.shape()) + " must broadcast to the product's shape " +
                                shape_string(out_shape));
