@@ -51,9 +51,9 @@ Expr to_coordinate(const Expr &e, const std::string &what) {
     if (t == Int(32)) return e;
     if (t.is_float())
         throw Error(what + " is " + to_string(e) + " of type " + t.to_string() +
-                    "; coordinates must be integers: write cast<int>(...) (or floor/round first)");
+                    "; it must be an integer: write cast<int>(...) (after floor() or round() if needed)");
     if (t.is_bool())
-        throw Error(what + " is " + to_string(e) + " of type bool; coordinates must be integers: use select(c, 1, 0)");
+        throw Error(what + " is " + to_string(e) + " of type bool; it must be an integer: write select(c, 1, 0)");
     if (auto v = as_const_int(e)) {
         if (Int(32).can_represent(*v) && !(t == UInt(64) && static_cast<uint64_t>(*v) > INT64_MAX))
             return IntImm::make(Int(32), *v);
@@ -115,11 +115,11 @@ void require_static(const Expr &e, const std::string &what) {
     ReferenceCollector c;
     c.include(e);
     if (!c.variables.empty())
-        throw Error(what + " (" + to_string(e) + ") uses " +
+        throw Error(what + " is " + to_string(e) + ", which uses " +
                     (c.variables[0].kind == VariableKind::Reduction ? "RVar " : "Var ") + c.variables[0].name +
                     "; it may use only constants and Params");
     if (!c.funcs.empty() || !internal::find_inputs(e).empty())
-        throw Error(what + " (" + to_string(e) + ") reads a Func or an Input; it may use only constants and Params");
+        throw Error(what + " is " + to_string(e) + ", which reads a Func or an Input; it may use only constants and Params");
     if (auto v = as_const_int(e); v && *v < 0) throw Error(what + " is negative (" + std::to_string(*v) + ")");
 }
 
@@ -387,25 +387,25 @@ Stage define_pure(const std::shared_ptr<FunctionContents> &f, const std::vector<
     return Stage(f, 0);
 }
 
-/// Adds the update f(args) = value.
-Stage define_update(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> args, Expr value) {
-    const int index = static_cast<int>(f->updates.size());
-    const std::string which = "update " + std::to_string(index) + " of Func " + f->name;
-    const std::string lhs = f->name + "(" + join(args) + ")";
-    if (!f->used_by.empty())
-        throw Error("Func " + f->name + " is already used by Func " + f->used_by + ", so it cannot get another update (" +
-                    lhs + " = ...): it would silently change " + f->used_by + "; give " + f->name +
+/// The left-hand side of the next update of f, checked: f may still take updates, there is one
+/// Int(32) coordinate per dimension, and each pure Var stands as itself in its own position.
+std::vector<Expr> checked_update_args(const FunctionContents &f, std::vector<Expr> args) {
+    const std::string which = "update " + std::to_string(f.updates.size()) + " of Func " + f.name;
+    const std::string lhs = f.name + "(" + join(args) + ")";
+    if (!f.used_by.empty())
+        throw Error("Func " + f.name + " is already used by Func " + f.used_by + ", so it cannot get another update (" +
+                    lhs + " = ...): it would silently change " + f.used_by + "; give " + f.name +
                     " all its updates before using it");
-    if (args.size() != f->args.size())
+    if (args.size() != f.args.size())
         throw Error(which + " (" + lhs + ") has " + std::to_string(args.size()) + " argument" +
-                    (args.size() == 1 ? "" : "s") + " but Func " + f->name + " has " + std::to_string(f->args.size()) +
-                    " (" + f->name + "(" + join(f->args) + ")); give one coordinate per dimension");
+                    (args.size() == 1 ? "" : "s") + " but Func " + f.name + " has " + std::to_string(f.args.size()) +
+                    " (" + f.name + "(" + join(f.args) + ")); give one coordinate per dimension");
     for (size_t i = 0; i < args.size(); ++i) {
         args[i] = to_coordinate(args[i], "argument " + std::to_string(i) + " of " + which + " (" + lhs + ")");
         if (const Variable *v = args[i].as<Variable>(); v && v->kind == VariableKind::Pure) {
-            if (v->name != f->args[i])
+            if (v->name != f.args[i])
                 throw Error("in " + which + " (" + lhs + "), Var " + v->name + " is argument " + std::to_string(i) +
-                            ", but the pure definition has " + f->args[i] +
+                            ", but the pure definition has " + f.args[i] +
                             " there; an update uses each pure Var only in its own position");
             continue;
         }
@@ -415,6 +415,15 @@ Stage define_update(const std::shared_ptr<FunctionContents> &f, std::vector<Expr
                             to_string(args[i]) + ", an expression of pure Var " + u.name +
                             "; pure Vars may appear on the left of an update only as themselves, in their own position");
     }
+    return args;
+}
+
+/// Adds the update f(args) = value.
+Stage define_update(const std::shared_ptr<FunctionContents> &f, std::vector<Expr> args, Expr value) {
+    const int index = static_cast<int>(f->updates.size());
+    const std::string which = "update " + std::to_string(index) + " of Func " + f->name;
+    args = checked_update_args(*f, std::move(args));
+    const std::string lhs = f->name + "(" + join(args) + ")";
     if (!value.defined()) throw Error("the value of " + which + " (" + lhs + " = ...) is an undefined Expr");
     value = convert_for_assignment(value, f->type, which + " (" + lhs + " = " + to_string(value) + ")");
 
@@ -500,7 +509,9 @@ Stage define_compound(const std::shared_ptr<FunctionContents> &f, const std::vec
     if (!value.defined())
         throw Error("the value of " + f->name + "(" + join(args) + ") " + op + " ... is an undefined Expr");
     if (!f->defined()) define_pure(f, implicit_pure_args(args), make_const(value.type(), int64_t{identity}));
-    return define_update(f, args, combine(FuncRef(f, args), value));
+    // Check the left-hand side before reading f there, so its errors speak of the update.
+    const std::vector<Expr> coords = checked_update_args(*f, args);
+    return define_update(f, coords, combine(FuncRef(f, coords), value));
 }
 } // namespace
 

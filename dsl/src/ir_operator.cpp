@@ -57,6 +57,18 @@ Expr adapt_constant(const Expr &c, Type t, const std::string &context, const Exp
     return FloatImm::make(t, v);
 }
 
+/// How a user writes the type in C++: "Int(32)", "BFloat(16)", "Bool()".
+std::string type_constructor(Type t) {
+    switch (t.code()) {
+    case TypeCode::Int: return "Int(" + std::to_string(t.bits()) + ")";
+    case TypeCode::UInt: return "UInt(" + std::to_string(t.bits()) + ")";
+    case TypeCode::Float: return "Float(" + std::to_string(t.bits()) + ")";
+    case TypeCode::BFloat: return "BFloat(16)";
+    case TypeCode::Bool: return "Bool()";
+    }
+    return t.to_string();
+}
+
 [[noreturn]] void throw_no_common_type(const std::string &context, const Expr &a, const Expr &b, const std::string &why) {
     throw Error(context + ": cannot combine " + to_string(a) + " (" + a.type().to_string() + ") with " + to_string(b) +
                 " (" + b.type().to_string() + "): " + why);
@@ -136,8 +148,8 @@ Expr convert_for_assignment(const Expr &value, Type target, const std::string &w
     if (value.type() == target) return value;
     auto narrowing = [&]() {
         return Error(what + " has type " + target.to_string() + " but the value " + to_string(value) + " has type " +
-                     value.type().to_string() + "; implicit narrowing is not allowed: write cast<" +
-                     target.to_string() + ">(...) (cast(" + target.to_string() + "-type, value)) explicitly");
+                     value.type().to_string() + "; implicit narrowing is not allowed: write cast(" +
+                     type_constructor(target) + ", ...) explicitly");
     };
     if (is_const(value)) {
         Expr adapted;
