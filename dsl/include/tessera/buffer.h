@@ -55,9 +55,10 @@ public:
     void fill_random(uint64_t seed);
     void fill(double value);
 
-    /// Reads / writes a NumPy .npy file (dtype from the file; bf16 stored as '<u2' bit patterns
-    /// in a file with a ".bf16" note in the header is NOT supported by NumPy, so bf16 is written
-    /// as float32 and read back rounded).
+    /// Reads / writes a NumPy .npy file (C order; the element type comes from the file's dtype:
+    /// bool, int8..int64, uint8..uint64, float16/32/64). NumPy has no bfloat16, so a bf16
+    /// buffer is written as float32 (exactly) and reads back as a Float(32) buffer. Errors
+    /// name the file.
     static Buffer<> load_npy(const std::string &path);
     void save_npy(const std::string &path) const;
 
