@@ -1,0 +1,172 @@
+/* The host kernel runtime: a persistent thread pool and aligned allocation (see
+ * tessera_runtime.h). One parallel loop runs on the pool at a time; iterations are handed out
+ * one by one through an atomic counter, so uneven iterations balance themselves. Workers sleep
+ * on a condition variable between loops. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "tessera_runtime.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TESSERA_WEAK __attribute__((weak))
+#define TESSERA_MAX_THREADS 256
+
+/* The loop the pool is running. `next` and `error` are touched atomically; the rest is set
+ * by the caller before the workers are woken and is read-only while the loop runs. */
+typedef struct tessera_rt_job {
+    tessera_rt_task_fn task;
+    void *closure;
+    int32_t min, extent;
+    int32_t next;
+    int32_t error;
+} tessera_rt_job;
+
+typedef struct tessera_rt_pool {
+    pthread_mutex_t mutex;     /* guards everything below except the job's atomics */
+    pthread_cond_t wake;       /* a new job was posted (generation changed) */
+    pthread_cond_t done;       /* a thread left the job */
+    pthread_mutex_t job_mutex; /* one job at a time when several user threads call in */
+    int32_t num_threads;       /* the setting, caller included; 0 = not yet decided */
+    int32_t workers_started;
+    uint64_t generation;
+    int job_open; /* workers may still join the current job */
+    int active;   /* threads (caller included) inside the current job */
+    tessera_rt_job job;
+} tessera_rt_pool;
+
+/* Tentative definitions are common symbols in old C dialects; the explicit initializer keeps
+ * it a single weak definition shared by every copy of the runtime that is linked in. */
+TESSERA_WEAK tessera_rt_pool tessera_rt_pool_state = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+
+/* Set on pool workers and on a caller while it runs a job's tasks: nested loops run serially. */
+static __thread int tessera_rt_in_task = 0;
+
+static int32_t default_num_threads(void) {
+    const char *env = getenv("TESSERA_NUM_THREADS");
+    if (env && *env) {
+        int n = atoi(env);
+        if (n > 0) return n > TESSERA_MAX_THREADS ? TESSERA_MAX_THREADS : n;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    return cores > TESSERA_MAX_THREADS ? TESSERA_MAX_THREADS : (int32_t)cores;
+}
+
+static void run_tasks(tessera_rt_job *job) {
+    for (;;) {
+        int32_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (i >= job->extent) return;
+        /* After an error the remaining iterations are skipped, not run. */
+        if (__atomic_load_n(&job->error, __ATOMIC_RELAXED) != 0) continue;
+        int32_t rc = job->task(job->closure, job->min + i);
+        if (rc != 0) {
+            int32_t expected = 0;
+            __atomic_compare_exchange_n(&job->error, &expected, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+        }
+    }
+}
+
+static void *worker_main(void *arg) {
+    tessera_rt_pool *pool = &tessera_rt_pool_state;
+    int32_t worker_index = (int32_t)(intptr_t)arg; /* 0-based; the caller is not a worker */
+    tessera_rt_in_task = 1;
+    pthread_mutex_lock(&pool->mutex);
+    /* Generations start at 1, so a worker created while its first job is being posted joins it. */
+    uint64_t seen = 0;
+    for (;;) {
+        while (pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->mutex);
+        seen = pool->generation;
+        /* Workers beyond the current setting stay asleep. */
+        if (!pool->job_open || worker_index + 1 >= pool->num_threads) continue;
+        pool->active++;
+        pthread_mutex_unlock(&pool->mutex);
+        run_tasks(&pool->job);
+        pthread_mutex_lock(&pool->mutex);
+        if (--pool->active == 0) pthread_cond_broadcast(&pool->done);
+    }
+    return NULL;
+}
+
+TESSERA_WEAK int32_t tessera_rt_parallel_for(tessera_rt_task_fn task, void *closure, int32_t min, int32_t extent) {
+    tessera_rt_pool *pool = &tessera_rt_pool_state;
+    if (extent <= 0) return 0;
+    int32_t threads = tessera_rt_get_num_threads();
+    if (tessera_rt_in_task || threads <= 1 || extent == 1) {
+        for (int32_t i = 0; i < extent; ++i) {
+            int32_t rc = task(closure, min + i);
+            if (rc != 0) return rc;
+        }
+        return 0;
+    }
+
+    pthread_mutex_lock(&pool->job_mutex);
+    pthread_mutex_lock(&pool->mutex);
+    while (pool->workers_started < threads - 1) {
+        pthread_t thread;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int failed = pthread_create(&thread, &attr, worker_main, (void *)(intptr_t)pool->workers_started);
+        pthread_attr_destroy(&attr);
+        if (failed) break; /* fewer workers than asked: the loop still completes */
+        pool->workers_started++;
+    }
+    pool->job.task = task;
+    pool->job.closure = closure;
+    pool->job.min = min;
+    pool->job.extent = extent;
+    pool->job.next = 0;
+    pool->job.error = 0;
+    pool->job_open = 1;
+    pool->active = 1;
+    pool->generation++;
+    pthread_cond_broadcast(&pool->wake);
+    pthread_mutex_unlock(&pool->mutex);
+
+    tessera_rt_in_task = 1;
+    run_tasks(&pool->job);
+    tessera_rt_in_task = 0;
+
+    pthread_mutex_lock(&pool->mutex);
+    pool->job_open = 0;
+    pool->active--;
+    while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->mutex);
+    int32_t error = pool->job.error;
+    pthread_mutex_unlock(&pool->mutex);
+    pthread_mutex_unlock(&pool->job_mutex);
+    return error;
+}
+
+TESSERA_WEAK void tessera_rt_set_num_threads(int32_t n) {
+    tessera_rt_pool *pool = &tessera_rt_pool_state;
+    pthread_mutex_lock(&pool->mutex);
+    pool->num_threads = n <= 0 ? default_num_threads() : (n > TESSERA_MAX_THREADS ? TESSERA_MAX_THREADS : n);
+    pthread_mutex_unlock(&pool->mutex);
+}
+
+TESSERA_WEAK int32_t tessera_rt_get_num_threads(void) {
+    tessera_rt_pool *pool = &tessera_rt_pool_state;
+    pthread_mutex_lock(&pool->mutex);
+    if (pool->num_threads == 0) pool->num_threads = default_num_threads();
+    int32_t n = pool->num_threads;
+    pthread_mutex_unlock(&pool->mutex);
+    return n;
+}
+
+TESSERA_WEAK void *tessera_rt_malloc(int64_t bytes) {
+    if (bytes < 0) return NULL;
+    void *p = NULL;
+    /* Round up so that a vector access at the end of the buffer stays inside it. */
+    size_t size = (size_t)((bytes + 63) & ~(int64_t)63);
+    if (size == 0) size = 64;
+    if (posix_memalign(&p, 64, size) != 0) return NULL;
+    return p;
+}
+
+TESSERA_WEAK void tessera_rt_free(void *p) { free(p); }

@@ -1,0 +1,105 @@
+#pragma once
+// The chip backend (DESIGN.md §5, CHIP.md): an algorithm plus its schedule becomes a chipsim
+// program — memory placement, tensorization onto the MXM, vector epilogues on the VXM, DMA data
+// movement and a static (tsp-mini) or semaphore-ordered (npu-edge) instruction schedule — which
+// chipsim then runs functionally and in time.
+//
+//   Func C = ops::matmul(A, B);                       // int8 x int8 -> int32
+//   chip::apply_library_schedule(C, "tsp-mini");      // or a hand schedule (see below)
+//   ChipResult r = realize_on_chip(C, {{256, 256}}, {{A, a}, {B, b}}, Target::named("tsp-mini"));
+//   r.outputs[0];            // the values
+//   r.report.to_text();      // cycles, utilisation, stalls
+//   r.program.assembly;      // the generated assembly text
+//
+// `Func::realize(..., Target::named("tsp-mini"))` goes through the same path (the backend
+// registers itself as the realizer of Target::Kind::Chip); the report of the latest chip realize
+// on this thread is available from last_chip_result().
+//
+// What the backend accepts (anything else is a tessera::Error saying which part and why):
+// - The output Func is a canonical matmul (ops::matmul: `C(.., i, j) = 0; C(.., i, j) +=
+//   cast(A(.., i, k)) * cast(B(.., k, j))`, batched or not, A/B int8 or bf16 — fp32 operands are
+//   rounded to bf16 on their way into the chip), optionally followed by element-wise Funcs of
+//   the product (bias add, ReLU, GELU with the tanh form, scaling, clamping...) that become a
+//   VXM epilogue fused before the store.
+// - Directives read on the matmul's update stage: `tile(i, j, io, jo, ii, ji, TM, TN)` (output
+//   tile: TM accumulator rows, TN a multiple of the MXM width), `split(k, ko, ki, KT)`,
+//   `tensorize("mxm", {ii, ji, ki})` (checked against the MXM shape), and on the Func
+//   `store_in(MemoryKind::ACC | MEM | SPAD, bank)` (explicit banks are honoured or rejected)
+//   and `double_buffer()`. CPU-only directives (parallel, vectorize, unroll) are ignored.
+//   Without a tensorize directive the backend tensorizes with its default tiling.
+// - Inputs are brought into the chip's layout (zero-padded to the MXM shape, cast to the
+//   chip's dtype) on the host side of the link; outputs are cropped back.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/buffer.h"
+#include "tessera/chipsim/isa.h"
+#include "tessera/chipsim/report.h"
+#include "tessera/chipsim/target.h"
+#include "tessera/func.h"
+#include "tessera/target.h"
+
+namespace tessera {
+
+/// How one program tensor (.input / .output) relates to a pipeline buffer: the program's
+/// tensor is the pipeline buffer in the chip's layout — dimensions permuted/padded, dtype
+/// converted.
+struct ChipTensorMap {
+    std::string tensor;               ///< Name in the program (.input / .output).
+    std::string source;               ///< The Input or output Func it holds.
+    bool is_output = false;
+    std::vector<int64_t> chip_shape;  ///< Shape in the program (padded).
+    std::vector<int64_t> source_shape;///< Shape of the pipeline buffer.
+    /// For each source dimension, the chip dimension whose index it takes (-1: index 0, a
+    /// broadcast dimension). Chip elements outside the source (padding) are zero on input and
+    /// dropped on output; chip dimensions no source dimension takes must be 0 for a source element.
+    std::vector<int> chip_dim_of_source;
+};
+
+/// A compiled chip kernel: the program, its text, and how to marshal host buffers.
+struct ChipProgram {
+    chipsim::Target target;
+    chipsim::Program program;
+    std::string assembly;                  ///< disassemble(program): what a user reads.
+    std::vector<ChipTensorMap> tensors;    ///< One per .input / .output, in program order.
+    std::vector<std::string> outputs;      ///< Output Func names, in pipeline order.
+    std::vector<std::vector<int64_t>> output_shapes;
+    std::string summary;                   ///< What was generated: tiles, placement, epilogue.
+};
+
+/// Options of a chip run.
+struct ChipRunOptions {
+    bool trace = false;        ///< Keep the Chrome trace JSON in the result.
+    bool functional = true;    ///< Compute values (false: timing only; outputs are zero).
+};
+
+/// The outcome of running a ChipProgram.
+struct ChipResult {
+    std::vector<Buffer<>> outputs;   ///< One per pipeline output, in the output Func's type.
+    chipsim::Report report;
+    ChipProgram program;
+    std::string trace_json;          ///< Chrome trace when ChipRunOptions::trace.
+};
+
+/// Compiles `pipeline` for the chip target (Target::named: "tsp-mini", "npu-edge" or a JSON
+/// path) for outputs of these shapes. `bindings` give Param values (Inputs may be absent).
+/// Throws tessera::Error naming the Func, stage or directive when the pipeline or its schedule
+/// cannot run on the chip.
+ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
+                             const std::vector<std::vector<int64_t>> &output_shapes,
+                             const Bindings &bindings = {});
+/// Runs a compiled program on chipsim with these Input buffers.
+ChipResult run_on_chip(const ChipProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
+/// compile_for_chip then run_on_chip.
+ChipResult realize_on_chip(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes,
+                           const Bindings &bindings, const Target &target, const ChipRunOptions &options = {});
+/// The result of the latest chip realize (through Func/Pipeline::realize or realize_on_chip) on
+/// this thread; throws tessera::Error if there was none.
+const ChipResult &last_chip_result();
+
+/// Loads the chipsim description of a chip Target (built-in name or JSON path); throws
+/// tessera::Error for non-chip targets.
+chipsim::Target chip_target_description(const Target &target);
+
+} // namespace tessera
