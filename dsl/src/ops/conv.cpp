@@ -65,7 +65,7 @@ Tensor conv2d(const Tensor &input, const Tensor &weights, const Tensor &bias, co
     // convolution reads its Input directly.
     const bool padded = pad.top || pad.left || pad.bottom || pad.right;
     Func padded_input;
-    if (padded) padded_input = pad_spatial(input, y_dim, x_dim, typed_const(input.type(), 0), name + "_padded");
+    if (padded) padded_input = pad_with(input, typed_const(input.type(), 0), name + "_padded");
     auto read_input = [&](const std::vector<Expr> &args) -> Expr {
         return padded ? Expr(padded_input(args)) : input(args);
     };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "tessera/boundary.h"
 #include "tessera/ir_operator.h"
 
 namespace tessera::internal::oputil {
@@ -228,16 +229,11 @@ Reduction make_reduction(const Tensor &x, std::vector<int> axes, bool keepdims, 
 
 Expr in_range(const Expr &coord, const Expr &extent) { return coord >= 0 && coord < extent; }
 
-Func pad_spatial(const Tensor &t, int y_dim, int x_dim, Expr outside, const std::string &name) {
-    std::vector<Var> vars = make_vars(t.dimensions());
-    std::vector<Expr> args = as_exprs(vars);
-    const Expr y = vars[static_cast<size_t>(y_dim)], x = vars[static_cast<size_t>(x_dim)];
-    const Expr h = t.shape()[static_cast<size_t>(y_dim)], w = t.shape()[static_cast<size_t>(x_dim)];
-    args[static_cast<size_t>(y_dim)] = clamp(y, 0, h - 1);
-    args[static_cast<size_t>(x_dim)] = clamp(x, 0, w - 1);
-    Func padded(name);
-    padded(as_exprs(vars)) = select(in_range(y, h) && in_range(x, w), t(args), cast(t.type(), outside));
-    return padded;
+Func pad_with(const Tensor &t, const Expr &outside, const std::string &name) {
+    if (t.is_input()) return constant_exterior(t.input(), outside, name);
+    std::vector<Range> bounds;
+    for (const Expr &extent : t.shape()) bounds.push_back({int_const(0), extent});
+    return constant_exterior(t.func(), bounds, outside, name);
 }
 
 } // namespace tessera::internal::oputil

@@ -72,10 +72,10 @@ std::vector<Expr> broadcast_args(const std::vector<Expr> &shape, const std::vect
 /// the innermost), using 0 for dimensions where `t` has extent 1 and the result does not.
 Expr broadcast_read(const Tensor &t, const std::vector<Expr> &coords, const std::vector<Expr> &out_shape);
 
-/// A Func `name` that is `t` where every coordinate of the two innermost spatial dimensions
-/// (`y_dim`, `x_dim`) lies inside [0, extent), and `outside` elsewhere; reads are clamped so no
-/// evaluator ever reads outside the tensor. Used for padded convolutions and pooling.
-Func pad_spatial(const Tensor &t, int y_dim, int x_dim, Expr outside, const std::string &name);
+/// A Func `name` that is `t` inside its shape and `outside` elsewhere (the DSL's
+/// constant_exterior boundary condition, so backends see one padding pattern). Used for padded
+/// convolutions and pooling.
+Func pad_with(const Tensor &t, const Expr &outside, const std::string &name);
 
 /// The input coordinate of a sliding window: out · stride + tap · dilation - pad_before, with
 /// the trivial terms left out (so a stride-1, undilated, unpadded window reads out + tap).

@@ -12,7 +12,6 @@ namespace {
 /// What max and average pooling share: the checked geometry, the Vars, the RDom over the
 /// window and the coordinates it reads.
 struct PoolWindow {
-    int y_dim, x_dim;
     Expr height, width, out_h, out_w;
     Var n{"n"}, c{"c"}, y{"y"}, x{"x"};
     RDom r;
@@ -43,10 +42,8 @@ PoolWindow make_window(const Tensor &input, const Pool2dOptions &o, const std::s
 
     const bool nchw = o.layout == Layout::NCHW;
     PoolWindow w;
-    w.y_dim = nchw ? 2 : 1;
-    w.x_dim = nchw ? 3 : 2;
-    w.height = input.dim(w.y_dim);
-    w.width = input.dim(w.x_dim);
+    w.height = input.dim(nchw ? 2 : 1);
+    w.width = input.dim(nchw ? 3 : 2);
     w.out_h = window_extent(w.height, p.top + p.bottom, int_const(o.kernel[0]), o.dilation[0], o.stride[0]);
     w.out_w = window_extent(w.width, p.left + p.right, int_const(o.kernel[1]), o.dilation[1], o.stride[1]);
     for (const Expr &e : {w.out_h, w.out_w})
@@ -64,6 +61,15 @@ PoolWindow make_window(const Tensor &input, const Pool2dOptions &o, const std::s
 
 bool has_padding(const Padding2d &p) { return p.top || p.left || p.bottom || p.right; }
 
+/// The input at the window point: through a Func `name + "_padded"` holding `outside` beyond
+/// the input when there is padding, else straight from the input.
+Expr read_window(const Tensor &input, const PoolWindow &w, const Pool2dOptions &o, const Expr &outside,
+                 const std::string &name) {
+    const std::vector<Expr> args = w.in_args(o.layout == Layout::NCHW);
+    if (!has_padding(o.padding)) return input(args);
+    return pad_with(input, outside, name + "_padded")(args);
+}
+
 /// Number of taps k in [0, kernel) whose coordinate out·stride + k·dilation - pad lies in
 /// [0, extent): the divisor of an average that leaves the padding out.
 Expr taps_inside(const Expr &out, int stride, int kernel, int dilation, int pad, const Expr &extent) {
@@ -79,16 +85,9 @@ Expr taps_inside(const Expr &out, int stride, int kernel, int dilation, int pad,
 Tensor max_pool2d(const Tensor &input, const Pool2dOptions &options) {
     const std::string op = "max_pool2d", name = options.name.empty() ? op : options.name;
     PoolWindow w = make_window(input, options, op, name);
-    const bool nchw = options.layout == Layout::NCHW;
     const Type t = input.type();
     const Expr lowest = typed_const(t, t.min_value());
-    Expr value;
-    if (has_padding(options.padding)) {
-        Func padded = pad_spatial(input, w.y_dim, w.x_dim, lowest, name + "_padded");
-        value = padded(w.in_args(nchw));
-    } else {
-        value = input(w.in_args(nchw));
-    }
+    const Expr value = read_window(input, w, options, lowest, name);
     Func out(name);
     out(w.out_args) = lowest;
     out(w.out_args) = max(Expr(out(w.out_args)), value);
@@ -99,16 +98,9 @@ Tensor avg_pool2d(const Tensor &input, const Pool2dOptions &options) {
     const std::string op = "avg_pool2d", name = options.name.empty() ? op : options.name;
     require_float(input, "input", op, name);
     PoolWindow w = make_window(input, options, op, name);
-    const bool nchw = options.layout == Layout::NCHW;
     const Type t = input.type(), ct = compute_type(t);
     const Padding2d &p = options.padding;
-    Expr value;
-    if (has_padding(p)) {
-        Func padded = pad_spatial(input, w.y_dim, w.x_dim, typed_const(t, 0), name + "_padded");
-        value = padded(w.in_args(nchw));
-    } else {
-        value = input(w.in_args(nchw));
-    }
+    const Expr value = read_window(input, w, options, typed_const(t, 0), name);
     Func sum(name + "_sum");
     sum(w.out_args) = typed_const(ct, 0);
     sum(w.out_args) += cast(ct, value);

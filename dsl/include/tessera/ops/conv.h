@@ -53,8 +53,8 @@ struct Conv2dOptions {
 ///     out(n, c, y, x) += cast(acc, in(n, g·Cg + r.x, y·sh + r.y·dh - top, x·sw + r.z·dw - left))
 ///                      * cast(acc, w(c, r.x, r.y, r.z));        // g = c / (O / groups)
 ///
-/// where `in` is the input, or the Func `name + "_padded"` (zero outside the input) when
-/// padding is non-zero.
+/// where `in` is the input, or — when padding is non-zero — the Func `name + "_padded"`, the
+/// DSL's constant_exterior(input, 0) (boundary.h).
 ///
 /// Types: acc = accumulator_type(input type) (int8 → int32, bf16 → fp32), which the weights'
 /// and the bias's accumulator types must equal; the result has type acc.
