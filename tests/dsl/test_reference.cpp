@@ -292,6 +292,54 @@ TEST(Reference, Int8ArithmeticWrapsAtItsWidthUnlessWidenedFirst) {
     EXPECT_EQ(n(0), 116); // 100 * 100 = 10000 = 39 * 256 + 16; 16 + 100 = 116
 }
 
+TEST(Reference, UnsignedArithmeticWrapsModuloItsWidth) {
+    Input U(UInt(8), {4}, "U");
+    Var i("i");
+    Func f("f");
+    f(i) = (U(i) - 1) * 3; // uint8 throughout: 0 - 1 is 255, then * 3 wraps
+    Buffer<uint8_t> u({4});
+    const uint8_t values[4] = {0, 1, 200, 255};
+    for (int k = 0; k < 4; ++k) u(k) = values[k];
+    Buffer<uint8_t> out = evaluate_reference(f, {4}, {{U, u}});
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(out(k), ((values[k] + 255) % 256) * 3 % 256) << k;
+}
+
+TEST(Reference, ScalarFuncReducesEverything) {
+    Input A(Int(32), {5, 4}, "A");
+    RDom r(0, 4, 0, 5, "r");
+    Func total("total");
+    total() = 0;
+    total() += A(r.y, r.x);
+    Buffer<int32_t> a({5, 4});
+    a.fill_random(15);
+    Buffer<> out = evaluate_reference(total, {}, {{A, a}});
+    EXPECT_EQ(out.dimensions(), 0);
+    int acc = 0;
+    for (int y = 0; y < 5; ++y)
+        for (int x = 0; x < 4; ++x) acc += a(y, x);
+    EXPECT_EQ(out.get_as_int({}), acc);
+}
+
+TEST(Reference, WherePredicateMayUseThePureVars) {
+    // Row sums of the lower triangle: r runs over 0..i for row i.
+    const int N = 6;
+    Input A(Float(32), {N, N}, "A");
+    Var i("i");
+    RDom r(0, N, "r");
+    r.where(r <= i);
+    Func rows("rows");
+    rows(i) = 0.0f;
+    rows(i) += A(i, r);
+    Buffer<float> a({N, N});
+    a.fill_random(16);
+    Buffer<float> out = evaluate_reference(rows, {N}, {{A, a}});
+    for (int ii = 0; ii < N; ++ii) {
+        float acc = 0.0f;
+        for (int k = 0; k <= ii; ++k) acc += a(ii, k);
+        EXPECT_EQ(out(ii), acc) << ii;
+    }
+}
+
 TEST(Reference, IntegerDivisionIsEuclideanAndDivisionByZeroIsZero) {
     Input A(Int(32), {6}, "A"), B(Int(32), {6}, "B");
     Var i("i");
