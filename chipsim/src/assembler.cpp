@@ -292,15 +292,18 @@ Instruction parse_instruction(LineParser &p) {
         in.tiles.push_back(parse_tile(p));
         while (p.accept(',')) {
             size_t oat = p.pos();
-            std::string opt = p.ident("a drain option (scale=S or relu)");
+            std::string opt = p.ident("a drain option (scale=S, relu or streams=N)");
             if (opt == "relu" && !in.relu) {
                 in.relu = true;
+            } else if (opt == "streams" && in.count == 0) {
+                p.expect('=', "after streams");
+                in.count = p.integer("the drain's streams", 1, 64);
             } else if (opt == "scale" && !in.has_scale) {
                 p.expect('=', "after scale");
                 in.has_scale = true;
                 in.scale = p.number("the scale");
             } else {
-                p.fail("unknown or repeated drain option '" + opt + "', expected scale=S or relu", oat);
+                p.fail("unknown or repeated drain option '" + opt + "', expected scale=S, relu or streams=N", oat);
             }
         }
     } else if (parts[0] == "vxm" && parts.size() >= 2 && parts[1] == "reduce") {

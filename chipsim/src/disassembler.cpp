@@ -69,6 +69,7 @@ std::string disassemble(const Instruction &in) {
         tiles(0);
         if (in.has_scale) o << ", scale=" << number_text(in.scale);
         if (in.relu) o << ", relu";
+        if (in.count > 0) o << ", streams=" << in.count;
         break;
     case Opcode::Vxm:
         o << "vxm." << vxm_op_name(in.vop) << dtype_suffix(in) << " ";

@@ -151,9 +151,11 @@ std::vector<RowAccess> row_accesses(const Op &op, const Target &t) {
     const int wspace = int(t.memories.size());
     if (op.in.op == Opcode::MxmLw)
         out.push_back({wspace, int64_t(op.in.mxm) * t.mxm.weight_buffers + op.in.buffer, 0, true, true});
-    if (op.in.op == Opcode::MxmMm) // the weights are read until the last activation row went in
-        out.push_back({wspace, int64_t(op.in.mxm) * t.mxm.weight_buffers + op.in.buffer,
-                       std::max<int64_t>(0, op.use.issue_cycles - 1), false, false});
+    if (op.in.op == Opcode::MxmMm) { // the weights are read from the first to the last activation row
+        const int64_t wrow = int64_t(op.in.mxm) * t.mxm.weight_buffers + op.in.buffer;
+        out.push_back({wspace, wrow, 0, false, false});
+        out.push_back({wspace, wrow, std::max<int64_t>(0, op.use.issue_cycles - 1), false, false});
+    }
     return out;
 }
 
@@ -471,7 +473,7 @@ void finish_report(RunState &rs) {
     std::sort(r.units.begin(), r.units.end(), [](const UnitReport &a, const UnitReport &b) { return a.name < b.name; });
     std::map<std::string, int64_t> roof_bytes;
     for (auto &[level, b] : r.bytes)
-        if (level != "HOST" || host_dma) roof_bytes[level] = b;
+        if (level != "HOST") roof_bytes[level] = b; // host I/O is reported apart from the kernel
     Roofline roof = rs.model.roofline(r.macs, most >= 0 ? main : DType::Int8, roof_bytes);
     r.roofline_cycles = roof.bound_cycles;
     r.roofline_limiter = roof.limiter;
@@ -508,8 +510,10 @@ Program schedule_asap(const Program &program, const TimingModel &model) {
     if (model.target().issue != IssueKind::Static)
         throw SimError("schedule_asap assigns @cycles for static targets; " + model.target().name + " issues dynamically");
     Program p = program;
+    std::vector<int64_t> not_before;
     for (auto &in : p.instructions) {
         if (in.op == Opcode::Repeat) throw SimError("schedule_asap: expand repeat before scheduling");
+        not_before.push_back(std::max<int64_t>(0, in.cycle));
         in.cycle = 0; // placeholders so validation passes
     }
     std::vector<Op> ops = expand(p, model);
@@ -517,7 +521,7 @@ Program schedule_asap(const Program &program, const TimingModel &model) {
     HazardTracker hazards(model.target(), p, ops);
     for (auto &op : ops) {
         std::vector<RowAccess> acc = row_accesses(op, model.target());
-        int64_t t = std::max<int64_t>(0, hazards.data_ready(acc, op, op.use.latency, [](int32_t) { return true; }));
+        int64_t t = std::max<int64_t>(not_before[size_t(op.index)], hazards.data_ready(acc, op, op.use.latency, [](int32_t) { return true; }));
         // Static issue cannot split a bandwidth burst: search for a start where everything fits.
         while (true) {
             t = model.earliest_start(op.use, table, t);

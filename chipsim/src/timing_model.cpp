@@ -200,8 +200,8 @@ void TimingModel::tile_holds(ResourceUse &use, int tile, bool write, int64_t off
     use.bytes[m.name] += int64_t(rt.rows.size()) * m.row_bytes;
 }
 
-void TimingModel::stream_holds(ResourceUse &use, const std::string &from, const std::string &to, int64_t duration,
-                               int lanes) const {
+void TimingModel::stream_holds(ResourceUse &use, const std::string &from, const std::string &to, int64_t offset,
+                               int64_t duration, int lanes) const {
     int a = target_.position_of(from), b = target_.position_of(to);
     if (a < 0 || b < 0 || a == b) return;
     int res = b > a ? stream_east_ : stream_west_;
@@ -209,7 +209,7 @@ void TimingModel::stream_holds(ResourceUse &use, const std::string &from, const 
     if (lanes > resources_[size_t(res)].lanes)
         throw SimError("needs " + std::to_string(lanes) + " streams at once but " + resources_[size_t(res)].name +
                        " has " + std::to_string(resources_[size_t(res)].lanes));
-    use.holds.push_back({res, 0, duration, lanes});
+    use.holds.push_back({res, offset, duration, lanes});
     use.bytes["STREAMS"] += duration * lanes * target_.vector_bytes;
 }
 
@@ -295,7 +295,7 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         use.unit = dma_[0];
         use.holds.push_back({dma_[0], 0, use.issue_cycles});
         if (!use.tiles[1].slots.empty() && !use.tiles[0].slots.empty())
-            stream_holds(use, use.tiles[1].slots[0], use.tiles[0].slots[0], use.issue_cycles + d, 1);
+            stream_holds(use, use.tiles[1].slots[0], use.tiles[0].slots[0], 0, use.issue_cycles, 1);
         use.accesses.push_back({1, false, 0, use.issue_cycles});
         use.accesses.push_back({0, true, 1 + d, use.issue_cycles});
         break;
@@ -328,7 +328,7 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             use.unit = mxm_load_[size_t(plane)];
             use.holds.push_back({use.unit, 0, use.issue_cycles});
             if (!use.tiles[0].slots.empty())
-                stream_holds(use, far_slot(0, unit), unit, use.issue_cycles + d, std::min<int>(t.mxm.weight_rows_per_cycle, int(rows(0))));
+                stream_holds(use, far_slot(0, unit), unit, 0, use.issue_cycles, std::min<int>(t.mxm.weight_rows_per_cycle, int(rows(0))));
             use.accesses.push_back({0, false, 0, use.issue_cycles});
         } else if (in.op == Opcode::MxmMm) {
             need(mem(0).accumulator, "mxm.mm accumulates into an accumulator memory: its first tile must be one, not " + mem(0).name);
@@ -353,7 +353,7 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             }
             use.unit = mxm_pipe_[size_t(plane)];
             use.holds.push_back({use.unit, 0, use.issue_cycles});
-            if (!use.tiles[1].slots.empty()) stream_holds(use, far_slot(1, unit), unit, use.issue_cycles + d, 1);
+            if (!use.tiles[1].slots.empty()) stream_holds(use, far_slot(1, unit), unit, 0, use.issue_cycles, 1);
             use.accesses.push_back({1, false, 0, use.issue_cycles});
             use.accesses.push_back({0, true, write_offset, use.issue_cycles});
             use.macs = rows(1) * shape.k * shape.n;
@@ -369,12 +369,15 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             int64_t d = use.tiles[0].slots.empty() ? 0 : delta(0, unit);
             const int64_t write_offset = t.mxm.drain_latency + d;
             tile_holds(use, 0, true, write_offset, occ);
-            use.issue_cycles = std::max({rows(1), ceil_div(rows(0), t.mxm.drain_rows_per_cycle), acc_occ, occ});
+            need(in.count <= t.mxm.drain_rows_per_cycle, "a drain writes at most " + std::to_string(t.mxm.drain_rows_per_cycle) +
+                                                             " rows per cycle on " + t.name + ", streams=" + std::to_string(in.count) + " asked");
+            const int lanes = in.count > 0 ? int(in.count) : std::min(rpa, t.mxm.drain_rows_per_cycle);
+            use.issue_cycles = std::max({rows(1), ceil_div(rows(0), lanes), acc_occ, occ});
             use.latency = use.issue_cycles + write_offset;
             use.unit = mxm_drain_[size_t(plane)];
             use.holds.push_back({use.unit, 0, use.issue_cycles});
             if (!use.tiles[0].slots.empty())
-                stream_holds(use, unit, far_slot(0, unit), use.issue_cycles + d, std::min(rpa, t.mxm.drain_rows_per_cycle));
+                stream_holds(use, unit, far_slot(0, unit), t.mxm.drain_latency, use.issue_cycles, lanes);
             use.accesses.push_back({1, false, 0, use.issue_cycles});
             use.accesses.push_back({0, true, write_offset, use.issue_cycles});
         }
@@ -413,10 +416,10 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         use.unit = vxm_;
         use.holds.push_back({vxm_, 0, use.issue_cycles});
         for (size_t i = 1; i < in.tiles.size(); ++i) {
-            if (!use.tiles[i].slots.empty()) stream_holds(use, far_slot(int(i), "VXM"), "VXM", use.issue_cycles + d_in, 1);
+            if (!use.tiles[i].slots.empty()) stream_holds(use, far_slot(int(i), "VXM"), "VXM", 0, use.issue_cycles, 1);
             use.accesses.push_back({int(i), false, 0, use.issue_cycles});
         }
-        if (!use.tiles[0].slots.empty()) stream_holds(use, "VXM", far_slot(0, "VXM"), use.issue_cycles + d_out, 1);
+        if (!use.tiles[0].slots.empty()) stream_holds(use, "VXM", far_slot(0, "VXM"), func + d_in, use.issue_cycles, 1);
         use.accesses.push_back({0, true, write_offset, use.issue_cycles});
         break;
     }
@@ -450,8 +453,8 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         tile_holds(use, 0, true, write_offset, wocc);
         use.unit = sxm_[size_t(unit_index)];
         use.holds.push_back({use.unit, 0, use.issue_cycles});
-        if (!use.tiles[1].slots.empty()) stream_holds(use, far_slot(1, unit), unit, use.issue_cycles + d_in, 1);
-        if (!use.tiles[0].slots.empty()) stream_holds(use, unit, far_slot(0, unit), use.issue_cycles + d_out, 1);
+        if (!use.tiles[1].slots.empty()) stream_holds(use, far_slot(1, unit), unit, 0, use.issue_cycles, 1);
+        if (!use.tiles[0].slots.empty()) stream_holds(use, unit, far_slot(0, unit), func + d_in, use.issue_cycles, 1);
         use.accesses.push_back({1, false, 0, use.issue_cycles});
         use.accesses.push_back({0, true, write_offset, use.issue_cycles});
         break;
@@ -478,12 +481,32 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         if (!merged.empty() && merged.back().resource == h.resource && !h.bandwidth &&
             resources_[size_t(h.resource)].lanes == 1 && h.offset < merged.back().offset + merged.back().duration) {
             merged.back().duration += h.duration;
-            if (resources_[size_t(h.resource)].kind == ResourceKind::BankPort) ++use.internal_bank_conflicts;
             continue;
         }
         merged.push_back(h);
     }
     use.holds = std::move(merged);
+    // Occupancy rule: the instruction cannot finish streaming before its busiest bank/slice port
+    // has served every row, so taking turns on a port stretches the whole instruction.
+    // A bank whose merged turns outlast the unit's own cycles is a bank conflict inside the
+    // instruction: it costs cycles.
+    int64_t longest = 0;
+    for (auto &h : use.holds) {
+        auto kind = resources_[size_t(h.resource)].kind;
+        if (kind == ResourceKind::BankPort || kind == ResourceKind::SlicePort) longest = std::max(longest, h.duration);
+        if (kind == ResourceKind::BankPort && h.duration > use.issue_cycles) ++use.internal_bank_conflicts;
+    }
+    if (use.internal_bank_conflicts > 0 && longest > use.issue_cycles && in.op != Opcode::DmaLoad && in.op != Opcode::DmaStore) {
+        const int64_t extra = longest - use.issue_cycles;
+        for (auto &h : use.holds) {
+            auto kind = resources_[size_t(h.resource)].kind;
+            if (h.resource == use.unit || kind == ResourceKind::Stream) h.duration += extra;
+        }
+        for (auto &a : use.accesses)
+            if (!a.at_end) a.span += extra;
+        use.issue_cycles = longest;
+        use.latency += extra;
+    }
     return use;
 }
 

@@ -26,7 +26,9 @@
 //   mem.copy   TILE, TILE                      on-chip -> on-chip through a stream
 //   mxm.lw.<in>            mK.wB, TILE         install K weight rows (N elements each)
 //   mxm.mm.<in>[.acc]      mK.wB, ACC, TILE    stream activation rows; .acc accumulates
-//   mxm.drain.<acc>.<out>  TILE, ACC[, scale=S][, relu]   accumulators -> tile (acc: int32|fp32)
+//   mxm.drain.<acc>.<out>  TILE, ACC[, scale=S][, relu][, streams=N]   accumulators -> tile
+//                          (acc: int32|fp32; streams: output rows written per cycle, default the
+//                          most the target allows; fewer leaves streams to other instructions)
 //   vxm.<op>.<in>[.<out>]  TILE, TILE[, TILE|#imm] [| op [#imm]]...   element-wise, chained
 //   vxm.reduce.<sum|max>.<rows|lanes>.<in>[.<out>] TILE, TILE
 //   sxm.transpose.<dt> TILE, TILE     sxm.permute.<dt> TILE, TILE, [i,j,...]
@@ -127,7 +129,7 @@ struct Instruction {
     std::vector<ChainStep> chain;    ///< Further VXM steps.
     std::vector<int32_t> permutation;///< sxm.permute map.
     Queue queue = Queue::None;       ///< sync/nop queue suffix.
-    int64_t count = 0;               ///< Semaphore (sync), cycles (nop), repetitions (repeat).
+    int64_t count = 0;               ///< Semaphore (sync), cycles (nop), repetitions (repeat), streams (drain; 0 = default).
     int64_t distance = 0;            ///< repeat: cycles between repetitions.
     int line = 0;                    ///< Source line (1-based), 0 when built in C++; not compared.
     bool operator==(const Instruction &o) const;

@@ -66,7 +66,8 @@ void validate_program(const Program &program, const TimingModel &model);
 SimResult simulate(const Program &program, const TimingModel &model, const SimOptions &options = {});
 /// Assigns every instruction of a program for a static target the earliest cycle at which its
 /// data is ready and its resources are free, in program order (an ASAP list schedule through the
-/// timing model). Returns the program with @cycles set.
+/// timing model). An @cycle already on an instruction is a lower bound (a phase barrier, e.g.
+/// "compute after the host loads"). Returns the program with @cycles set.
 Program schedule_asap(const Program &program, const TimingModel &model);
 /// The Chrome trace JSON (chrome://tracing, Perfetto) of a run: a track per unit and per bank.
 std::string chrome_trace_json(const SimResult &result, const Program &program, const TimingModel &model);

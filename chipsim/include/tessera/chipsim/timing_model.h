@@ -78,7 +78,7 @@ struct ResourceUse {
     int64_t macs = 0;                   ///< Multiply-accumulates (MXM instructions).
     DType mac_dtype = DType::Int8;
     int unit = -1;                      ///< Main unit resource (for reports), -1 for none.
-    int internal_bank_conflicts = 0;    ///< Banks two operands of this instruction both use.
+    int internal_bank_conflicts = 0;    ///< Banks whose rows take longer than the unit: a conflict inside the instruction.
     std::map<std::string, int64_t> bytes; ///< Bytes moved per memory level ("MEM", "DRAM", "HOST", ...).
 };
 
@@ -153,8 +153,8 @@ private:
     int bank_resource(int memory, int bank, bool write) const;
     int slice_resource(int memory, int slice, bool write) const;
     void tile_holds(ResourceUse &use, int tile, bool write, int64_t offset, int64_t &occupancy) const;
-    void stream_holds(ResourceUse &use, const std::string &from, const std::string &to, int64_t duration,
-                      int lanes) const;
+    void stream_holds(ResourceUse &use, const std::string &from, const std::string &to, int64_t offset,
+                      int64_t duration, int lanes) const;
 
     Target target_;
     std::vector<ResourceInfo> resources_;
