@@ -1316,7 +1316,9 @@ LLVMTarget resolve_llvm_target(const CpuOptions &options) {
         features[item.substr(1)] = item[0] == '+';
     }
     // A disabled base feature disables the wider ones built on it.
-    if (!features["avx512f"]) features["avx512bw"] = features["avx512vl"] = features["avx512dq"] = features["avx512bf16"] = false;
+    if (!features["avx512f"])
+        for (auto &[name, on] : features)
+            if (name.rfind("avx512", 0) == 0 || name == "amx-tile" || name == "amx-bf16" || name == "amx-int8") on = false;
     if (!features["avx2"]) features["avx512f"] = false;
     if (!features["avx"]) features["avx2"] = features["fma"] = features["f16c"] = features["avx512f"] = false;
     std::string s;

@@ -208,7 +208,7 @@ TEST(JitStmt, VectorizedLoopUsesVectorRegisters) {
     CpuOptions o;
     o.keep_listing = true;
     o.features = "-avx512f";
-    CompiledKernel k = compile_jit(axpy("axpy_listing", 64, ForKind::Vectorized), o);
+    CompiledKernel k = compile_jit(axpy("axpy_listing", 1000, ForKind::Vectorized), o);
     EXPECT_NE(k.assembly().find("ymm"), std::string::npos) << "expected 256-bit AVX code";
     EXPECT_EQ(k.assembly().find("zmm"), std::string::npos) << "AVX-512 was disabled";
     EXPECT_NE(k.llvm_ir().find("<8 x float>"), std::string::npos);
