@@ -88,7 +88,9 @@ struct Pool2dOptions {
 /// [N, C, OH, OW] (NCHW) or [N, OH, OW, C] (NHWC) with OH as for conv2d; same type as the
 /// input (any numeric type). The Func has Vars "n","c","y","x" / "n","y","x","c" and an RDom
 /// "r" with r.x over kx (innermost) and r.y over ky:
-///     out = lowest(type); out = max(out, select(inside input, in(window point), lowest)).
+///     out = lowest(type); out = max(out, in(window point))
+/// where `in` is the input, or with padding the Func `name + "_padded"` =
+/// constant_exterior(input, lowest) — so a padded position never wins.
 Tensor max_pool2d(const Tensor &input, const Pool2dOptions &options = {});
 
 /// Average pooling of a 4-D float tensor, padded positions counted as zeros when

@@ -19,13 +19,15 @@ Tensor batchnorm(const Tensor &x, const Tensor &scale, const Tensor &bias, const
 /// Layer normalisation over the last `normalized_dims` dimensions (mean and biased variance,
 /// two passes): y = (x - mean) / sqrt(var + epsilon) · gamma + beta. gamma and beta, when
 /// defined, have the shape of those last dimensions. Funcs: `name + "_mean"` and
-/// `name + "_var"` (pure Vars over the leading dimensions, RDom "r" over the normalised ones,
-/// innermost as r.x), then `name`.
+/// `name + "_var"` (pure Vars "d0".. over the leading dimensions — one Var of extent 1 when
+/// every dimension is normalised — each a sum over RDom "r" of the normalised dimensions,
+/// innermost as r.x, then a second update dividing by the count), then `name`.
 Tensor layernorm(const Tensor &x, const Tensor &gamma = Tensor(), const Tensor &beta = Tensor(),
                  int normalized_dims = 1, double epsilon = 1e-5, const std::string &name = "layernorm");
 
 /// RMS normalisation over the last `normalized_dims` dimensions:
-/// y = x / sqrt(mean(x²) + epsilon) · gamma. Funcs `name + "_ms"` (mean square) and `name`.
+/// y = x / sqrt(mean(x²) + epsilon) · gamma. Funcs `name + "_ms"` (mean square, built as
+/// layernorm's `_mean`) and `name`.
 Tensor rmsnorm(const Tensor &x, const Tensor &gamma = Tensor(), int normalized_dims = 1,
                double epsilon = 1e-6, const std::string &name = "rmsnorm");
 
