@@ -563,6 +563,81 @@ Interval interval_intersection(const Interval &a, const Interval &b) {
 
 Interval bounds_of_expr(const Expr &e, const IntervalScope &scope) { return Bounds(scope).of(e); }
 
+namespace {
+
+/// Tightens `range` by one comparison `var op e` (op already turned so var is on the left).
+Interval tighten(Interval range, IRNodeType op, const Interval &e) {
+    const Type t = range.min.defined() ? range.min.type() : range.max.defined() ? range.max.type() : Int(32);
+    auto lower_to = [&](const Expr &lo) {
+        if (lo.defined()) range.min = range.min.defined() ? max_e(range.min, lo) : lo;
+    };
+    auto upper_to = [&](const Expr &hi) {
+        if (hi.defined()) range.max = range.max.defined() ? min_e(range.max, hi) : hi;
+    };
+    // Bounds of e in another integer type than the variable's are left alone.
+    if ((e.min.defined() && e.min.type() != t) || (e.max.defined() && e.max.type() != t)) return range;
+    const Expr one = make_int(t, 1);
+    switch (op) {
+    case IRNodeType::LT: upper_to(e.max.defined() ? sub_e(e.max, one) : Expr()); break;
+    case IRNodeType::LE: upper_to(e.max); break;
+    case IRNodeType::GT: lower_to(e.min.defined() ? add_e(e.min, one) : Expr()); break;
+    case IRNodeType::GE: lower_to(e.min); break;
+    case IRNodeType::EQ:
+        lower_to(e.min);
+        upper_to(e.max);
+        break;
+    default: break;
+    }
+    return range;
+}
+
+/// The comparison `a op b` seen from b's side: a < b is b > a.
+IRNodeType mirrored(IRNodeType op) {
+    switch (op) {
+    case IRNodeType::LT: return IRNodeType::GT;
+    case IRNodeType::LE: return IRNodeType::GE;
+    case IRNodeType::GT: return IRNodeType::LT;
+    case IRNodeType::GE: return IRNodeType::LE;
+    default: return op;
+    }
+}
+
+template <typename Cmp> bool comparison_operands(const Expr &c, Expr &a, Expr &b) {
+    if (const auto *op = c.as<Cmp>()) {
+        a = op->a;
+        b = op->b;
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+Interval narrow_by_condition(const std::string &var, const Interval &range, const Expr &condition,
+                             const IntervalScope &scope) {
+    if (!condition.defined()) return range;
+    if (const auto *op = condition.as<And>())
+        return narrow_by_condition(var, narrow_by_condition(var, range, op->a, scope), op->b, scope);
+    Expr a, b;
+    if (!(comparison_operands<LT>(condition, a, b) || comparison_operands<LE>(condition, a, b) ||
+          comparison_operands<GT>(condition, a, b) || comparison_operands<GE>(condition, a, b) ||
+          comparison_operands<EQ>(condition, a, b)))
+        return range;
+    if (!is_integral(a.type())) return range;
+    auto is_var = [&](const Expr &e) {
+        const auto *v = e.as<Variable>();
+        return v && v->name == var;
+    };
+    try {
+        // Where `var op e` holds, var is within e's bounds shifted by op; e's bounds may use
+        // var's own range, which only makes the narrowing weaker, never wrong.
+        if (is_var(a) && !is_var(b)) return tighten(range, condition.node_type(), bounds_of_expr(b, scope));
+        if (is_var(b) && !is_var(a)) return tighten(range, mirrored(condition.node_type()), bounds_of_expr(a, scope));
+    } catch (const Overflow &) {
+    }
+    return range;
+}
+
 Box box_union(const Box &a, const Box &b) {
     if (a.empty()) return b;
     if (b.empty()) return a;

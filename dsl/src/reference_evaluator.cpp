@@ -309,6 +309,13 @@ struct Index {
     int64_t get(Frame &fr) const { return slot >= 0 ? fr.ints[static_cast<size_t>(slot)] : node->i(fr); }
 };
 
+/// The values of a list of coordinates at the current point (for error messages).
+std::vector<int64_t> coordinates(const std::vector<Index> &indices, Frame &fr) {
+    std::vector<int64_t> values;
+    for (const Index &i : indices) values.push_back(i.get(fr));
+    return values;
+}
+
 /// A bound Input: the user's buffer.
 struct InputSource {
     std::string name;
@@ -333,9 +340,7 @@ template <typename Elem> struct InputLoad : Node {
         return off;
     }
     [[noreturn]] void fail(Frame &fr) const {
-        std::vector<int64_t> coords;
-        for (const Index &a : args) coords.push_back(a.get(fr));
-        throw Error(reader + " reads Input " + src->name + " at " + coords_text(coords) + ", outside its shape " +
+        throw Error(reader + " reads Input " + src->name + " at " + coords_text(coordinates(args, fr)) + ", outside its shape " +
                     shape_text(src->shape) + "; clamp the index or use a boundary condition");
     }
     Elem load(Frame &fr) const {
@@ -394,9 +399,7 @@ struct FuncLoad : Node {
         return off;
     }
     [[noreturn]] void fail(Frame &fr) const {
-        std::vector<int64_t> coords;
-        for (const Index &a : args) coords.push_back(a.get(fr));
-        throw Error(reader + " reads Func " + src->func->name + " at " + coords_text(coords) +
+        throw Error(reader + " reads Func " + src->func->name + " at " + coords_text(coordinates(args, fr)) +
                     ", outside the region " + src->region_text() + " it was computed over; its index depends on a value "
                     "the region could not account for — clamp it");
     }
@@ -487,7 +490,7 @@ private:
         int64_t min, extent;
     };
     std::vector<RVarRange> rdom_ranges(const FunctionContents &f, int stage) const;
-    IntervalScope definition_scope(const FunctionContents &f, int stage, const FuncStorage &region) const;
+    std::optional<IntervalScope> definition_scope(const FunctionContents &f, int stage, const FuncStorage &region) const;
     void compute_regions(const std::vector<Func> &order, const std::vector<Func> &outputs,
                          const std::vector<std::vector<int64_t>> &shapes);
     void realize(const FunctionContents &f);
@@ -808,19 +811,36 @@ Interval constant_interval(int64_t lo, int64_t hi) {
 }
 
 /// Bounds of the variables of one definition: the Func's pure variables over its region, the
-/// reduction variables over their ranges, Params at their values.
-IntervalScope Evaluation::definition_scope(const FunctionContents &f, int stage, const FuncStorage &region) const {
+/// reduction variables over their ranges narrowed by the RDom's where-predicate, Params at
+/// their values. nullopt when the definition runs at no point (an empty RDom or a predicate
+/// that never holds), so it needs nothing and writes nothing.
+std::optional<IntervalScope> Evaluation::definition_scope(const FunctionContents &f, int stage,
+                                                          const FuncStorage &region) const {
     IntervalScope scope;
-    for (size_t d = 0; d < f.args.size(); ++d)
-        scope[f.args[d]] = Interval(IntImm::make(Int(32), region.min[d]),
-                                    IntImm::make(Int(32), region.min[d] + region.extent[d] - 1));
-    for (const RVarRange &r : rdom_ranges(f, stage))
-        scope[r.name] = Interval(IntImm::make(Int(32), r.min), IntImm::make(Int(32), r.min + r.extent - 1));
     for (const auto &[name, p] : params_) {
         Expr v = is_integral(p.type) ? (p.type.is_uint() ? UIntImm::make(p.type, static_cast<uint64_t>(p.int_value))
                                                          : IntImm::make(p.type, p.int_value))
                                      : FloatImm::make(p.type, p.float_value);
         scope[name] = Interval::single_point(v);
+    }
+    for (size_t d = 0; d < f.args.size(); ++d) {
+        if (region.extent[d] <= 0) return std::nullopt;
+        scope[f.args[d]] = Interval(IntImm::make(Int(32), region.min[d]),
+                                    IntImm::make(Int(32), region.min[d] + region.extent[d] - 1));
+    }
+    const std::vector<RVarRange> ranges = rdom_ranges(f, stage);
+    for (const RVarRange &r : ranges) {
+        if (r.extent <= 0) return std::nullopt;
+        scope[r.name] = Interval(IntImm::make(Int(32), r.min), IntImm::make(Int(32), r.min + r.extent - 1));
+    }
+    const Definition &def = f.stage(stage);
+    if (def.rdom && def.rdom->predicate.defined()) {
+        for (const RVarRange &r : ranges) {
+            Interval narrowed = narrow_by_condition(r.name, scope[r.name], def.rdom->predicate, scope);
+            if (!narrowed.is_constant()) continue;
+            if (narrowed.const_min() > narrowed.const_max()) return std::nullopt;
+            scope[r.name] = narrowed;
+        }
     }
     return scope;
 }
@@ -871,9 +891,9 @@ void Evaluation::compute_regions(const std::vector<Func> &order, const std::vect
         // The Func's own updates: what they write and what they read of it.
         for (int stage = 1; stage < f.num_stages(); ++stage) {
             const Definition &def = f.stage(stage);
-            auto ranges = rdom_ranges(f, stage);
-            if (std::any_of(ranges.begin(), ranges.end(), [](const RVarRange &r) { return r.extent <= 0; })) continue;
-            const IntervalScope scope = definition_scope(f, stage, s);
+            const std::optional<IntervalScope> defined_scope = definition_scope(f, stage, s);
+            if (!defined_scope) continue;
+            const IntervalScope &scope = *defined_scope;
             Box written;
             for (const Expr &a : def.args) written.push_back(bounds_of_expr(a, scope));
             if (!written.empty()) {
@@ -908,9 +928,9 @@ void Evaluation::compute_regions(const std::vector<Func> &order, const std::vect
         // What this Func's definitions need of its producers.
         for (int stage = 0; stage < f.num_stages(); ++stage) {
             const Definition &def = f.stage(stage);
-            auto ranges = rdom_ranges(f, stage);
-            if (std::any_of(ranges.begin(), ranges.end(), [](const RVarRange &r) { return r.extent <= 0; })) continue;
-            const IntervalScope scope = definition_scope(f, stage, s);
+            const std::optional<IntervalScope> defined_scope = definition_scope(f, stage, s);
+            if (!defined_scope) continue;
+            const IntervalScope &scope = *defined_scope;
             std::vector<Expr> exprs = def.args;
             exprs.push_back(def.value);
             if (def.rdom && def.rdom->predicate.defined()) exprs.push_back(def.rdom->predicate);
@@ -998,9 +1018,7 @@ void Evaluation::run_stage(const FunctionContents &f, int stage, FuncStorage &s)
         for (size_t d = 0; d < dims; ++d) {
             const int64_t x = coords[d].get(frame) - s.min[d];
             if (x < 0 || x >= s.extent[d]) {
-                std::vector<int64_t> at;
-                for (const Index &i : coords) at.push_back(i.get(frame));
-                throw Error(reader + " writes " + f.name + " at " + coords_text(at) + ", outside " +
+                throw Error(reader + " writes " + f.name + " at " + coords_text(coordinates(coords, frame)) + ", outside " +
                             (s.is_output ? "the output's region " : "the region ") + s.region_text() +
                             "; clamp the coordinates of the update");
             }

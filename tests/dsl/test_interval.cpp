@@ -145,6 +145,23 @@ TEST_F(IntervalTest, FloatIntrinsicsAreMonotone) {
     EXPECT_EQ(*as_const_float(s.max), 3.0);
 }
 
+TEST_F(IntervalTest, ConditionsNarrowAVariable) {
+    Var r("r");
+    IntervalScope s{{"r", range(0, 19)}, {"x", range(0, 9)}};
+    expect_range(narrow_by_condition("r", range(0, 19), r < 10, s), 0, 9);
+    expect_range(narrow_by_condition("r", range(0, 19), r >= 3 && 15 >= r, s), 3, 15);
+    expect_range(narrow_by_condition("r", range(0, 19), r <= x, s), 0, 9); // x is at most 9
+    expect_range(narrow_by_condition("r", range(0, 19), x + 12 < r, s), 13, 19);
+    expect_range(narrow_by_condition("r", range(0, 19), r == 4, s), 4, 4);
+    // A condition that never holds leaves an empty interval.
+    Interval never = narrow_by_condition("r", range(0, 19), r > 30, s);
+    ASSERT_TRUE(never.is_constant());
+    EXPECT_GT(never.const_min(), never.const_max());
+    // A disjunction, or a condition on another variable, says nothing about r.
+    expect_range(narrow_by_condition("r", range(0, 19), r < 3 || r > 15, s), 0, 19);
+    expect_range(narrow_by_condition("r", range(0, 19), x < 3, s), 0, 19);
+}
+
 TEST_F(IntervalTest, UnionAndIntersection) {
     expect_range(interval_union(range(0, 3), range(5, 9)), 0, 9);
     expect_range(interval_intersection(range(0, 7), range(5, 9)), 5, 7);

@@ -209,6 +209,25 @@ TEST(Reference, WherePredicateSkipsPoints) {
     }
 }
 
+TEST(Reference, WherePredicateNarrowsTheRegionOfProducers) {
+    // The update reads g only where r < 5, so g is computed over [0, 4] and the five-element
+    // Input is never read out of range, though the RDom runs to 9.
+    Input A(Float(32), {5}, "A");
+    Var i("i");
+    Func g("g"), s("s");
+    g(i) = A(i) * 2.0f;
+    RDom r(0, 10, "r");
+    r.where(r < 5);
+    s(i) = 0.0f;
+    s(i) += g(r);
+    Buffer<float> a({5});
+    a.fill_random(17);
+    Buffer<float> out = evaluate_reference(s, {1}, {{A, a}});
+    float acc = 0.0f;
+    for (int k = 0; k < 5; ++k) acc += a(k) * 2.0f;
+    EXPECT_EQ(out(0), acc);
+}
+
 TEST(Reference, ParamsInShapesAndReductionExtents) {
     Param<int> n("n");
     Param<float> scale("scale");

@@ -60,10 +60,20 @@ Interval interval_union(const Interval &a, const Interval &b);
 Interval interval_intersection(const Interval &a, const Interval &b);
 
 /// Known ranges of free variables (pure, reduction, Param, loop or let variables), by name.
+/// Give each interval the type of its variable (Int(32) for Vars and RVars): symbolic bounds
+/// are built from IR nodes, which require operands of one type.
 using IntervalScope = std::map<std::string, Interval>;
 
 /// The range of values `e` can take when each variable in `scope` lies in its interval.
 Interval bounds_of_expr(const Expr &e, const IntervalScope &scope = {});
+
+/// The part of `range`, the interval of integer variable `var`, where `condition` can hold:
+/// each conjunct (of an && chain) of the form `var < e`, `var <= e`, `var > e`, `var >= e` or
+/// `var == e` (either way round) tightens it by the bounds of `e` in `scope`; other conjuncts
+/// leave it as it is. So an RDom's where-predicate `r < n` bounds r by n - 1. The result is
+/// empty (a constant min > max) when the condition can never hold.
+Interval narrow_by_condition(const std::string &var, const Interval &range, const Expr &condition,
+                             const IntervalScope &scope = {});
 
 /// A multi-dimensional range: one Interval per dimension, outermost first.
 using Box = std::vector<Interval>;
