@@ -71,27 +71,23 @@ struct Wrap {
     }
 };
 
-/// Rounds the result of a float operation to its type: fp64 as is, fp32 once, bf16/fp16 to
-/// fp32 first and then to the 16-bit type (the documented "computed in fp32" rule).
-struct Round {
-    enum Kind : uint8_t { F64, F32, BF16, F16 } kind = F64;
-    static Round for_type(Type t) {
-        Round r;
-        if (t.bits() == 64) r.kind = F64;
-        else if (t.bits() == 32) r.kind = F32;
-        else r.kind = t.is_bfloat() ? BF16 : F16;
-        return r;
-    }
-    double operator()(double v) const {
-        switch (kind) {
-        case F64: return v;
-        case F32: return static_cast<float>(v);
-        case BF16: return bfloat16(static_cast<float>(v)).to_float();
-        case F16: return float16(static_cast<float>(v)).to_float();
-        }
-        return v;
-    }
-};
+/// How the result of a float operation is rounded to its type: fp64 as is, fp32 once,
+/// bf16/fp16 to fp32 first and then to the 16-bit type (the documented "computed in fp32"
+/// rule). A template parameter of the float nodes, so the inner loop does not branch on it.
+enum class Rounding : uint8_t { F64, F32, BF16, F16 };
+
+Rounding rounding_for(Type t) {
+    if (t.bits() == 64) return Rounding::F64;
+    if (t.bits() == 32) return Rounding::F32;
+    return t.is_bfloat() ? Rounding::BF16 : Rounding::F16;
+}
+
+template <Rounding R> double round_result(double v) {
+    if constexpr (R == Rounding::F64) return v;
+    if constexpr (R == Rounding::F32) return static_cast<float>(v);
+    if constexpr (R == Rounding::BF16) return bfloat16(static_cast<float>(v)).to_float();
+    return float16(static_cast<float>(v)).to_float();
+}
 
 int64_t div_euclid(int64_t a, int64_t b, bool u64) {
     if (b == 0) return 0;
@@ -170,16 +166,15 @@ template <Op op> struct IntBinary : Node {
     }
 };
 
-template <Op op> struct FloatBinary : Node {
+template <Op op, Rounding R> struct FloatBinary : Node {
     NodePtr a, b;
-    Round round;
     double f(Frame &fr) const override {
         const double x = a->f(fr), y = b->f(fr);
-        if constexpr (op == Op::Add) return round(x + y);
-        if constexpr (op == Op::Sub) return round(x - y);
-        if constexpr (op == Op::Mul) return round(x * y);
-        if constexpr (op == Op::Div) return round(x / y);
-        if constexpr (op == Op::Mod) return round(x - y * std::floor(x / y));
+        if constexpr (op == Op::Add) return round_result<R>(x + y);
+        if constexpr (op == Op::Sub) return round_result<R>(x - y);
+        if constexpr (op == Op::Mul) return round_result<R>(x * y);
+        if constexpr (op == Op::Div) return round_result<R>(x / y);
+        if constexpr (op == Op::Mod) return round_result<R>(x - y * std::floor(x / y));
         if constexpr (op == Op::Min) return y < x ? y : x;
         if constexpr (op == Op::Max) return y > x ? y : x;
         return 0;
@@ -452,7 +447,9 @@ public:
     const std::string &reader() const { return reader_; }
 
 private:
-    template <template <Op> class N, Op op> NodePtr binary(const Expr &a, const Expr &b, Type t);
+    template <Op op> NodePtr int_binary(const Expr &a, const Expr &b, Type t);
+    template <Op op, Rounding R> NodePtr float_binary(const Expr &a, const Expr &b);
+    template <Op op> NodePtr float_binary(const Expr &a, const Expr &b, Type t);
     NodePtr arith(Op op, const Expr &a, const Expr &b, Type t);
     template <Cmp c> NodePtr comparison(const Expr &a, const Expr &b);
     NodePtr call(const Call *op, const Expr &e);
@@ -504,23 +501,36 @@ private:
     std::map<const FunctionContents *, bool> dynamic_writes_;
 };
 
-template <template <Op> class N, Op op> NodePtr Compiler::binary(const Expr &a, const Expr &b, Type t) {
-    auto n = std::make_unique<N<op>>();
+template <Op op> NodePtr Compiler::int_binary(const Expr &a, const Expr &b, Type t) {
+    auto n = std::make_unique<IntBinary<op>>();
     n->a = compile(a);
     n->b = compile(b);
-    if constexpr (std::is_same_v<N<op>, IntBinary<op>>) {
-        n->wrap = Wrap::for_type(t);
-        n->u64 = is_u64(t);
-    } else {
-        n->round = Round::for_type(t);
-    }
+    n->wrap = Wrap::for_type(t);
+    n->u64 = is_u64(t);
     return n;
+}
+
+template <Op op, Rounding R> NodePtr Compiler::float_binary(const Expr &a, const Expr &b) {
+    auto n = std::make_unique<FloatBinary<op, R>>();
+    n->a = compile(a);
+    n->b = compile(b);
+    return n;
+}
+
+template <Op op> NodePtr Compiler::float_binary(const Expr &a, const Expr &b, Type t) {
+    switch (rounding_for(t)) {
+    case Rounding::F64: return float_binary<op, Rounding::F64>(a, b);
+    case Rounding::F32: return float_binary<op, Rounding::F32>(a, b);
+    case Rounding::BF16: return float_binary<op, Rounding::BF16>(a, b);
+    case Rounding::F16: return float_binary<op, Rounding::F16>(a, b);
+    }
+    throw InternalError("reference evaluator: unknown float rounding");
 }
 
 NodePtr Compiler::arith(Op op, const Expr &a, const Expr &b, Type t) {
     const bool integral = is_integral(t);
 #define TESSERA_ARITH(O) \
-    case Op::O: return integral ? binary<IntBinary, Op::O>(a, b, t) : binary<FloatBinary, Op::O>(a, b, t);
+    case Op::O: return integral ? int_binary<Op::O>(a, b, t) : float_binary<Op::O>(a, b, t);
     switch (op) {
         TESSERA_ARITH(Add) TESSERA_ARITH(Sub) TESSERA_ARITH(Mul) TESSERA_ARITH(Div) TESSERA_ARITH(Mod)
         TESSERA_ARITH(Min) TESSERA_ARITH(Max)
