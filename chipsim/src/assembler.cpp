@@ -414,10 +414,18 @@ void parse_directive(LineParser &p, Program &prog, std::set<std::string> &names)
     std::string d = p.ident("a directive");
     if (d == "target") {
         if (!prog.target.empty()) p.fail("a second .target directive", at);
-        prog.target = p.word("a target name");
+        // A name or a path: everything up to the next blank.
+        p.skip_space();
+        const std::string &s = p.text();
+        size_t b = p.pos(), e = b;
+        while (e < s.size() && !std::isspace(static_cast<unsigned char>(s[e]))) ++e;
+        if (e == b) p.fail("expected a target name or path after .target");
+        prog.target = s.substr(b, e - b);
+        p.set_pos(e);
     } else if (d == "input" || d == "output") {
         TensorDecl t;
         t.is_output = d == "output";
+        p.skip_space();
         size_t nat = p.pos();
         t.name = p.ident("a tensor name");
         if (t.name == "DRAM") p.fail("'DRAM' names raw off-chip memory and cannot be a tensor name", nat);

@@ -264,6 +264,7 @@ struct RunState {
     int64_t macs = 0;
     std::map<DType, int64_t> macs_by_dtype;
     double mac_peak_cycles = 0;
+    std::vector<int32_t> placed; ///< Op seqs in placement order.
 
     RunState(const Program &p, const TimingModel &m, const SimOptions &o)
         : program(p), model(m), options(o), ops(expand(p, m)), table(m.make_table()), hazards(m.target(), p, ops) {
@@ -275,13 +276,7 @@ struct RunState {
     Placement commit(const Op &op, const std::vector<RowAccess> &acc, int64_t start, int64_t ready) {
         Placement pl = model.reserve(op.use, table, start, op.seq);
         hazards.check_and_record(acc, op, pl.start, pl.end);
-        if (machine) {
-            try {
-                internal::execute(op.in, op.use, *machine);
-            } catch (const SimError &e) {
-                fail(program, op.index, e.what());
-            }
-        }
+        placed.push_back(op.seq);
         result.timings.push_back({op.index, ready, pl.start, pl.end});
         for (auto &[level, b] : op.use.bytes) bytes[level] += b;
         if (op.use.macs) {
@@ -307,6 +302,21 @@ struct RunState {
                 result.trace.push_back({std::string("queue.") + queue_name(op.queue), op.index, pl.start, pl.end});
         }
         return pl;
+    }
+
+    /// Values, after the whole schedule was accepted (so a schedule error is reported before any
+    /// value error, and timing never depends on values): in placement order, which the hazard
+    /// checks made equivalent to program order for every row any two instructions share.
+    void execute_values() {
+        if (!machine) return;
+        for (int32_t seq : placed) {
+            const Op &op = ops[size_t(seq)];
+            try {
+                internal::execute(op.in, op.use, *machine);
+            } catch (const SimError &e) {
+                fail(program, op.index, e.what());
+            }
+        }
     }
 
     void stall(int64_t cycles, const std::string &cause, const std::string &bank = "") {
@@ -343,7 +353,9 @@ void run_dynamic(RunState &rs) {
     std::vector<int32_t> queue_ops[kQueues];
     for (auto &op : rs.ops) queue_ops[qi(op.queue)].push_back(op.seq);
     size_t head[kQueues] = {0, 0, 0, 0};
-    int64_t prev_start[kQueues] = {-1, -1, -1, -1};
+    // In-order issue: a queue offers its next instruction once the previous one was accepted by
+    // its unit (after its issue cycles; a DMA engine takes one transfer at a time, to its end).
+    int64_t queue_free[kQueues] = {0, 0, 0, 0};
     int64_t max_end[kQueues] = {0, 0, 0, 0};
     std::vector<std::vector<int64_t>> signals(size_t(std::max(1, t.semaphores)));
     std::vector<size_t> consumed(signals.size(), 0);
@@ -355,7 +367,7 @@ void run_dynamic(RunState &rs) {
         for (int q = 0; q < kQueues; ++q) {
             if (head[q] >= queue_ops[q].size()) continue;
             const Op &op = rs.ops[size_t(queue_ops[q][head[q]])];
-            int64_t ready = prev_start[q] + 1;
+            int64_t ready = queue_free[q];
             if (op.in.op == Opcode::SyncWait) {
                 auto s = size_t(op.in.count);
                 if (consumed[s] >= signals[s].size()) continue; // blocked until someone signals
@@ -388,7 +400,7 @@ void run_dynamic(RunState &rs) {
         }
         const Op &op = rs.ops[size_t(queue_ops[best_q][head[best_q]])];
         // Stall accounting: waiting on a semaphore, on data, then on a resource.
-        if (op.in.op == Opcode::SyncWait) rs.stall(best_ready - (prev_start[best_q] + 1), "sync");
+        if (op.in.op == Opcode::SyncWait) rs.stall(best_ready - queue_free[best_q], "sync");
         rs.stall(best_data - best_ready, "dependency");
         if (best_start > best_data) {
             auto c = rs.model.conflict_at(op.use, rs.table, best_data);
@@ -401,7 +413,8 @@ void run_dynamic(RunState &rs) {
         rs.stall(pl.end - (pl.start + op.use.latency), "bandwidth");
         if (op.in.op == Opcode::SyncSignal) signals[size_t(op.in.count)].push_back(pl.start);
         if (op.in.op == Opcode::SyncWait) ++consumed[size_t(op.in.count)];
-        prev_start[best_q] = pl.start;
+        const bool dma = op.in.op == Opcode::DmaLoad || op.in.op == Opcode::DmaStore;
+        queue_free[best_q] = dma ? pl.end : pl.start + std::max<int64_t>(1, op.use.issue_cycles);
         max_end[best_q] = std::max(max_end[best_q], pl.end);
         ++head[best_q];
         --remaining;
@@ -501,6 +514,7 @@ SimResult simulate(const Program &program, const TimingModel &model, const SimOp
     RunState rs(program, model, options);
     if (model.target().issue == IssueKind::Static) run_static(rs);
     else run_dynamic(rs);
+    rs.execute_values();
     finish_report(rs);
     collect_outputs(rs);
     return std::move(rs.result);

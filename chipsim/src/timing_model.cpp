@@ -292,8 +292,10 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         tile_holds(use, 0, true, 1 + d, wocc);
         use.issue_cycles = std::max({rows(0), occ, wocc});
         use.latency = use.issue_cycles + 1 + d;
-        use.unit = dma_[0];
-        use.holds.push_back({dma_[0], 0, use.issue_cycles});
+        if (target_.positions.empty()) { // DRAM chips copy with the load DMA engine; streaming chips through a stream
+            use.unit = dma_[0];
+            use.holds.push_back({dma_[0], 0, use.issue_cycles});
+        }
         if (!use.tiles[1].slots.empty() && !use.tiles[0].slots.empty())
             stream_holds(use, use.tiles[1].slots[0], use.tiles[0].slots[0], 0, use.issue_cycles, 1);
         use.accesses.push_back({1, false, 0, use.issue_cycles});

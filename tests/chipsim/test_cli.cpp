@@ -1,0 +1,124 @@
+// The `tessera` binary: `targets` and `sim`, their --help and --json, and the error contract
+// (`tessera: error: ...` on stderr, non-zero exit).
+#include <tessera/npy.h>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+
+namespace {
+
+struct Run {
+    int status;
+    std::string out, err;
+};
+
+Run tessera(const std::string &args) {
+    const std::string dir = testing::TempDir();
+    const std::string err_file = dir + "/tessera_cli_stderr.txt";
+    std::string cmd = std::string("'") + TESSERA_CLI + "' " + args + " 2>'" + err_file + "'";
+    Run r{0, "", ""};
+    FILE *p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int status = pclose(p);
+    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream e(err_file);
+    r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
+    return r;
+}
+
+const std::string kPrograms = std::string(TESSERA_SOURCE_DIR) + "/apps/chip_programs/";
+
+} // namespace
+
+TEST(Cli, TargetsListsBuiltinsWithPeaks) {
+    Run r = tessera("targets --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_EQ(j.size(), 2u);
+    EXPECT_EQ(j[1]["name"], "tsp-mini");
+    EXPECT_EQ(j[1]["peak_macs_per_cycle"]["int8"], 16384.0);
+    EXPECT_EQ(j[0]["peak_macs_per_cycle"]["bf16"], 512.0);
+    Run text = tessera("targets");
+    EXPECT_NE(text.out.find("tsp-mini"), std::string::npos);
+    Run one = tessera("targets npu-edge --json");
+    EXPECT_EQ(nlohmann::json::parse(one.out)["semaphores"], 16);
+}
+
+TEST(Cli, SimReportsJsonAndWritesOutputs) {
+    const std::string out = testing::TempDir() + "/tessera_cli_out";
+    std::filesystem::remove_all(out);
+    const std::string trace = testing::TempDir() + "/tessera_cli_trace.json";
+    Run r = tessera("sim '" + kPrograms + "npu_bank_spread.tasm' --target npu-edge --json --check --output-dir '" + out +
+                    "' --trace '" + trace + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    for (const char *key : {"target", "cycles", "macs", "mxm_utilization", "stall_cycles", "bank_conflicts", "units"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_EQ(j["target"], "npu-edge");
+    EXPECT_EQ(j["check"], "pass");
+    EXPECT_TRUE(j["units"].contains("MXM0"));
+    tessera::NpyArray z = tessera::read_npy(out + "/Z.npy");
+    EXPECT_EQ(z.descr, "<u2");
+    EXPECT_EQ(z.data, tessera::read_npy(kPrograms + "npu_bank_Z_expected.npy").data);
+    std::ifstream t(trace);
+    auto tj = nlohmann::json::parse(t);
+    EXPECT_GT(tj["traceEvents"].size(), 10u);
+}
+
+TEST(Cli, InputsCanBeOverridden) {
+    // Feeding Y as X changes the result, so --check fails with exit status 1.
+    Run r = tessera("sim '" + kPrograms + "npu_bank_spread.tasm' --check --input X='" + kPrograms + "npu_bank_Y.npy'");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.err.find("tessera: error: output Z differs"), std::string::npos) << r.err;
+}
+
+TEST(Cli, BinaryProgramsRunToo) {
+    const std::string bin = testing::TempDir() + "/tessera_cli_program.tbin";
+    Run save = tessera("sim '" + kPrograms + "npu_bank_spread.tasm' --timing-only --json --save-binary '" + bin + "'");
+    ASSERT_EQ(save.status, 0) << save.err;
+    // The binary lives elsewhere, so file= paths do not resolve: run timing only.
+    Run r = tessera("sim '" + bin + "' --timing-only --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["cycles"], nlohmann::json::parse(save.out)["cycles"]);
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+    for (const char *cmd : {"targets", "sim"}) {
+        Run r = tessera(std::string(cmd) + " --help");
+        EXPECT_EQ(r.status, 0);
+        EXPECT_NE(r.out.find("usage: tessera"), std::string::npos);
+        EXPECT_NE(r.out.find("--json"), std::string::npos);
+    }
+    EXPECT_EQ(tessera("--help").status, 0);
+}
+
+TEST(Cli, ErrorsGoToStderrWithThePrefix) {
+    struct Case {
+        std::string args, message;
+        int status;
+    };
+    const Case cases[] = {
+        {"frobnicate", "unknown command 'frobnicate'", 2},
+        {"targets --bogus", "unknown option '--bogus'", 2},
+        {"targets no-such-chip", "unknown target 'no-such-chip'", 1},
+        {"sim", "takes 1 argument(s), got 0", 2},
+        {"sim /nonexistent.tasm --target tsp-mini", "cannot open program '/nonexistent.tasm'", 1},
+        {"sim '" + kPrograms + "npu_bank_spread.tasm' --target tsp-mini", "is for target 'npu-edge' (.target) but runs on 'tsp-mini'", 1},
+        {"sim '" + kPrograms + "npu_bank_spread.tasm' --input X=/nonexistent.npy", "npy file '/nonexistent.npy': cannot open", 1},
+    };
+    for (const Case &c : cases) {
+        Run r = tessera(c.args);
+        EXPECT_EQ(r.status, c.status) << c.args;
+        EXPECT_EQ(r.err.rfind("tessera: error: ", 0), 0u) << c.args << ": " << r.err;
+        EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args << ": " << r.err;
+        EXPECT_TRUE(r.out.empty()) << c.args;
+    }
+}

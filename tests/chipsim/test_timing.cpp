@@ -1,0 +1,167 @@
+// Hand-computed cycle counts for small programs of each family, the documented cost of a bank
+// conflict, DRAM bandwidth shared by the DMA engines, static conflicts, determinism.
+#include "chipsim_test_util.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+
+using namespace chipsim_test;
+
+namespace {
+
+Instruction one(const std::string &line) { return assemble(line).instructions.at(0); }
+
+SimResult timing_only(const std::string &text, const std::string &target, bool trace = false) {
+    SimOptions o;
+    o.functional = false;
+    o.trace = trace;
+    return simulate(assemble(text), model(target), o);
+}
+
+} // namespace
+
+TEST(Timing, TspMatmulLatencyIsRowsPlusDfuncPlusStreamDistance) {
+    // MEM.w0 sits 10 positions east of MXM0: T = 64 rows + d_func 4 + delta 10.
+    ResourceUse u = model("tsp-mini").resources(one("@0 mxm.mm.int8 m0.w0, ACC.b0[0:64], MEM.w0.b0[0:64]"));
+    EXPECT_EQ(u.issue_cycles, 64);
+    EXPECT_EQ(u.latency, 78);
+    EXPECT_EQ(u.macs, 64 * 64 * 64);
+    // MXM3 is the last slot; MEM.e7 is 3 positions west of it.
+    EXPECT_EQ(model("tsp-mini").latency(one("@0 mxm.mm.int8 m3.w0, ACC.b3[0:10], MEM.e7.b1[0:10]")), 10 + 4 + 3);
+}
+
+TEST(Timing, TspWeightInstallReadsFourRowsPerCycle) {
+    // 64 rows interleaved over the 8 west slices: 16 cycles at 4 streams, + d_func 2 + delta 10 (w0).
+    ResourceUse u = model("tsp-mini").resources(one("@0 mxm.lw.int8 m0.w0, MEM.w*.b0[0:64]"));
+    EXPECT_EQ(u.issue_cycles, 16);
+    EXPECT_EQ(u.latency, 28);
+    // From one slice the slice's single read port serialises the rows: 64 cycles.
+    EXPECT_EQ(model("tsp-mini").resources(one("@0 mxm.lw.int8 m0.w0, MEM.w0.b0[0:64]")).issue_cycles, 64);
+}
+
+TEST(Timing, TspVectorOpCrossesTheVxm) {
+    // 16 rows, add d_func 2, in from w0 (1 position), out to e0 (1 position).
+    EXPECT_EQ(model("tsp-mini").latency(one("@0 vxm.add.fp32 MEM.e0.b1[0:16], MEM.w0.b0[0:16], MEM.e0.b0[0:16]")), 20);
+    // A chain adds each op's d_func: add 2 + mul 3 + relu 1.
+    EXPECT_EQ(model("tsp-mini").latency(one("@0 vxm.add.fp32 MEM.e0.b1[0:16], MEM.w0.b0[0:16], #1 | mul #2 | relu")), 16 + 6 + 2);
+}
+
+TEST(Timing, NpuSystolicFillAndDrain) {
+    // M + K + N - 1 with K = N = 32; bf16 runs at half rate.
+    EXPECT_EQ(model("npu-edge").latency(one("mxm.mm.int8 m0.w0, ACC[0:64], SPAD[0:64]")), 64 + 32 + 32 - 1);
+    EXPECT_EQ(model("npu-edge").latency(one("mxm.mm.bf16 m0.w0, ACC[0:64], SPAD[0:64]")), 128 + 63);
+    EXPECT_EQ(model("npu-edge").peak_macs_per_cycle(DType::BF16), 512);
+}
+
+TEST(Timing, NpuDmaIsSetupPlusTransferPlusLatency) {
+    // 4096 bytes at 16 B/cycle = 256, + setup 8 + DRAM latency 120.
+    auto r = timing_only(".input A int8 [4096]\ndma.load SPAD[0:64], A@0[4096]\n", "npu-edge");
+    EXPECT_EQ(r.report.cycles, 384);
+    EXPECT_EQ(r.report.bytes.at("DRAM"), 4096);
+}
+
+TEST(Timing, DmaEnginesShareDramBandwidth) {
+    // Alone each takes 384 cycles; together the bus serves 8192 bytes: the second finishes 256
+    // cycles later, and the report books those cycles as a bandwidth stall.
+    auto r = timing_only(".input A int8 [4096]\n.output B int8 [4096]\n"
+                         "dma.load SPAD[0:64], A@0[4096]\n"
+                         "dma.store B@0[4096], SPAD[512:64]\n",
+                         "npu-edge");
+    EXPECT_EQ(r.report.cycles, 384 + 256);
+    EXPECT_EQ(r.report.stall_cycles_by_cause.at("bandwidth"), 256);
+    EXPECT_EQ(r.report.units[2].name, "DRAM");
+    EXPECT_EQ(r.report.units[2].busy_cycles, 512);
+}
+
+TEST(Timing, BankConflictCostsTheBusiestBanksRows) {
+    // Documented cost: an instruction lasts at least as long as the rows its busiest bank serves.
+    // Spread (stride 1): 32 rows over 8 banks, 12 turns per bank < 16 VXM cycles: no cost.
+    // One bank (stride 8): 32 + 32 reads + 32 writes on SPAD bank 0 = 96 cycles instead of 16.
+    const TimingModel &m = model("npu-edge");
+    ResourceUse spread = m.resources(one("vxm.add.bf16 SPAD[512:32], SPAD[0:32], SPAD[256:32]"));
+    ResourceUse bank0 = m.resources(one("vxm.add.bf16 SPAD[4096:32:8], SPAD[0:32:8], SPAD[2048:32:8]"));
+    EXPECT_EQ(spread.issue_cycles, 16);
+    EXPECT_EQ(spread.latency, 16 + 2);
+    EXPECT_EQ(spread.internal_bank_conflicts, 0);
+    EXPECT_EQ(bank0.issue_cycles, 96);
+    EXPECT_EQ(bank0.latency, 96 + 2);
+    EXPECT_EQ(bank0.internal_bank_conflicts, 1);
+}
+
+TEST(Timing, DynamicIssueStallsOnABusyBank) {
+    // The vector op reads SPAD bank 0 over [0, 32); the load engine's write to bank 0 waits.
+    auto r = timing_only(".input A int8 [2048]\n"
+                         "vxm.relu.bf16 SPAD[1:32:8], SPAD[0:32:8]\n"
+                         "mem.copy SPAD[512:32:8], SPAD[2048:32:8]\n",
+                         "npu-edge");
+    EXPECT_GT(r.report.stall_cycles_by_cause.at("bank"), 0);
+    EXPECT_GT(r.report.stall_cycles_by_bank.at("SPAD.b0"), 0);
+    EXPECT_GE(r.report.bank_conflicts, 1);
+}
+
+TEST(Timing, StaticConflictNamesBothInstructions) {
+    expect_error(
+        [] {
+            timing_only("@0 mxm.mm.int8 m0.w0, ACC.b0[0:64], MEM.e0.b0[0:64]\n"
+                        "@10 mxm.mm.int8 m0.w1, ACC.b0[64:64], MEM.e1.b0[0:64]\n",
+                        "tsp-mini");
+        },
+        {"instruction 1 (line 2) `@10 mxm.mm.int8 m0.w1", "resource conflict with instruction 0 (line 1) `@0 mxm.mm.int8 m0.w0",
+         "on MXM0", "held over [0, 64)"});
+    // Back to back on the plane is fine.
+    auto r = timing_only("@0 mxm.mm.int8 m0.w0, ACC.b0[0:64], MEM.e0.b0[0:64]\n"
+                         "@64 mxm.mm.int8 m0.w1, ACC.b0[64:64], MEM.e1.b0[0:64]\n",
+                         "tsp-mini");
+    EXPECT_EQ(r.report.cycles, 64 + 64 + 4 + 13);
+    EXPECT_DOUBLE_EQ(r.report.mxm_utilization, double(2 * 64 * 4096) / 16384 / r.report.cycles);
+}
+
+TEST(Timing, StaticReadBeforeDataLandsIsRejected) {
+    expect_error(
+        [] {
+            // The host link lands 8 rows at 16 + 400 cycles; the bank port is free from 408 on.
+            timing_only(".input A int8 [8,64]\n"
+                        "@0 dma.load MEM.e0.b0[0:8], A@0[512]\n"
+                        "@410 mem.copy MEM.e1.b0[0:8], MEM.e0.b0[0:8]\n",
+                        "tsp-mini");
+        },
+        {"instruction 1", "data hazard with instruction 0", "MEM row", "reads it at cycle 410 but the data lands at cycle 416"});
+}
+
+TEST(Timing, AsapScheduleIsAccepted) {
+    Program p = schedule_asap(assemble("nop 1\n"
+                                       "mxm.mm.int8 m0.w0, ACC.b0[0:64], MEM.e0.b0[0:64]\n"
+                                       "mxm.mm.int8 m0.w1, ACC.b0[64:64], MEM.e1.b0[0:64]\n"
+                                       "mem.copy MEM.e2.b0[0:8], MEM.e0.b0[0:8]\n"),
+                              model("tsp-mini"));
+    EXPECT_EQ(p.instructions[1].cycle, 0);
+    EXPECT_EQ(p.instructions[2].cycle, 64);
+    EXPECT_EQ(p.instructions[3].cycle, 64); // MEM.e0's read port is busy with the first mm until 64
+    SimOptions o;
+    o.functional = false;
+    EXPECT_NO_THROW(simulate(p, model("tsp-mini"), o));
+}
+
+TEST(Timing, SameProgramSameReportAndTrace) {
+    const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/apps/chip_programs/";
+    Program p = assemble_file(dir + "npu_double_buffer.tasm");
+    SimOptions o;
+    o.trace = true;
+    o.inputs["A"] = from_npy(dir + "npu_double_buffer_A.npy", DType::BF16);
+    o.inputs["B"] = from_npy(dir + "npu_double_buffer_B.npy", DType::BF16);
+    SimResult a = simulate(p, model("npu-edge"), o), b = simulate(p, model("npu-edge"), o);
+    EXPECT_EQ(a.report.to_json(), b.report.to_json());
+    EXPECT_EQ(a.report.to_text(), b.report.to_text());
+    EXPECT_EQ(chrome_trace_json(a, p, model("npu-edge")), chrome_trace_json(b, p, model("npu-edge")));
+    EXPECT_EQ(a.outputs.at("C").bytes, b.outputs.at("C").bytes);
+}
+
+TEST(Timing, TraceHasATrackPerUnitAndBank) {
+    auto r = timing_only(".input A int8 [4096]\ndma.load SPAD[0:64], A@0[4096]\nsync.signal.load 0\nsync.wait.exec 0\n"
+                         "mxm.mm.int8 m0.w0, ACC[0:64], SPAD[0:64]\n",
+                         "npu-edge", true);
+    std::set<std::string> tracks;
+    for (auto &e : r.trace) tracks.insert(e.track);
+    for (const char *t : {"DMA.load", "DRAM", "SPAD.b0", "SPAD.b7", "MXM0", "ACC.b3.w"}) EXPECT_TRUE(tracks.count(t)) << t;
+}
