@@ -11,6 +11,8 @@
 #include "codegen_llvm.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cctype>
 #include <functional>
 #include <map>
@@ -1144,7 +1146,18 @@ void CodeGenCPU::emit_prologue(const KernelSource &source, const std::vector<llv
             for (int d = 0; d < dims; ++d) expected += (d ? ", " : "") + to_string(a.shape[static_cast<size_t>(d)]);
             for (int d = 0; d < dims; ++d) {
                 llvm::Value *have = b_.CreateLoad(i64, b_.CreateConstInBoundsGEP1_64(i64, shape, static_cast<uint64_t>(d)));
-                CValue want = codegen(a.shape[static_cast<size_t>(d)]);
+                const Expr &extent_expr = a.shape[static_cast<size_t>(d)];
+                const Variable *symbolic = extent_expr.as<Variable>();
+                if (symbolic && !vars_.count(symbolic->name)) {
+                    // An extent left symbolic by lowering is whatever the buffer has.
+                    llvm::Type *vt = value_type(extent_expr.type());
+                    const int64_t max = extent_expr.type().bits() >= 64 ? INT64_MAX : (int64_t{1} << (extent_expr.type().bits() - 1)) - 1;
+                    llvm::Value *bad = b_.CreateOr(b_.CreateICmpSLT(have, b_.getInt64(0)), b_.CreateICmpSGT(have, b_.getInt64(max)));
+                    return_if(bad, add_error(TESSERA_ERROR_SHAPE, what + ": extent of dimension " + std::to_string(d) +
+                                                                      " is negative or too large for " + extent_expr.type().to_string()));
+                    push_var(symbolic->name, uniform(b_.CreateTrunc(have, vt)));
+                }
+                CValue want = codegen(extent_expr);
                 llvm::Value *want64 = b_.CreateSExtOrTrunc(want.v, i64);
                 return_if(b_.CreateICmpNE(have, want64),
                           add_error(TESSERA_ERROR_SHAPE, what + " must have shape [" + expected + "]; dimension " +

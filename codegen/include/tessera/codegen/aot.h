@@ -1,0 +1,49 @@
+#pragma once
+// Ahead-of-time compilation: a pipeline becomes a static library and a pure C header, for
+// programs that link kernels without Tessera, LLVM or a C++ runtime.
+//
+//   compile_to_library(Pipeline(C), "matmul", "out/", Target::host());
+//   // out/libmatmul.a, out/matmul.h:
+//   //   int matmul(const tessera_buffer_t *A, const tessera_buffer_t *B, tessera_buffer_t *C);
+//   //   const char *matmul_error_message(int code);
+//
+// The library holds the kernel's object file and a copy of the host runtime (thread pool,
+// allocation; plain C on pthreads); link it with -lpthread -lm. The header documents every
+// argument (name, dtype, shape) and embeds buffer_abi.h.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/codegen/compiled_kernel.h"
+#include "tessera/func.h"
+#include "tessera/target.h"
+
+namespace tessera {
+
+/// What compile_to_library wrote.
+struct LibraryFiles {
+    std::string library; ///< <dir>/lib<name>.a
+    std::string header;  ///< <dir>/<name>.h
+};
+
+/// Lowers `p` with its schedule and writes lib<name>.a and <name>.h into `dir` (created if
+/// missing). The kernel function is `name` (a C identifier). Output extents are taken from the
+/// output buffers at call time, so one library serves every size the algorithm allows.
+/// `target` must be Target::host() (the code is for this machine's CPU unless options.cpu /
+/// options.features say otherwise). Throws tessera::Error naming the file on I/O failure.
+LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, const std::string &dir,
+                                const Target &target = Target::host(), const CpuOptions &options = {});
+
+/// As above for outputs of fixed shapes: extents become constants (faster code), and the
+/// kernel rejects other shapes.
+LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, const std::string &dir,
+                                const std::vector<std::vector<int64_t>> &output_shapes,
+                                const Target &target = Target::host(), const CpuOptions &options = {});
+
+/// As above for a kernel source (a hand-made or lowered loop nest).
+LibraryFiles compile_to_library(const KernelSource &source, const std::string &dir, const CpuOptions &options = {});
+
+/// The C header text compile_to_library writes for `source`.
+std::string c_header(const KernelSource &source);
+
+} // namespace tessera
