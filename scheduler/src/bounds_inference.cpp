@@ -16,7 +16,8 @@ namespace {
 
 class RegionTouched : public IRVisitor {
 public:
-    RegionTouched(const std::string &name, bool provides, bool calls) : name_(name), provides_(provides), calls_(calls) {}
+    RegionTouched(const std::string &name, bool provides, bool calls, const IntervalScope &known)
+        : name_(name), provides_(provides), calls_(calls), scope_(known) {}
 
     Box box;
     bool touched = false;
@@ -26,13 +27,15 @@ public:
     void visit(const For *op) override {
         include_expr(op->min);
         include_expr(op->extent);
-        Interval lo = bounds_of_expr(op->min, scope_);
-        Interval hi = bounds_of_expr(op->min + op->extent - 1, scope_);
+        Interval lo = bounds_of_expr(simplify_with_bounds(op->min, scope_), scope_);
+        Interval hi = bounds_of_expr(simplify_with_bounds(op->min + op->extent - 1, scope_), scope_);
         with_binding(op->name, Interval(lo.min, hi.max), [&] { include(op->body); });
     }
     void visit(const LetStmt *op) override {
         include_expr(op->value);
-        with_binding(op->name, bounds_of_expr(op->value, scope_), [&] { include(op->body); });
+        // Simplified first, so that correlated terms cancel (min(x + 4, 8) - x → min(4, 8 - x)).
+        with_binding(op->name, bounds_of_expr(simplify_with_bounds(op->value, scope_), scope_),
+                     [&] { include(op->body); });
     }
     void visit(const IfThenElse *op) override {
         include_expr(op->condition);
@@ -137,8 +140,8 @@ private:
 
 } // namespace
 
-Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls) {
-    RegionTouched r(name, provides, calls);
+Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls, const IntervalScope &known) {
+    RegionTouched r(name, provides, calls, known);
     if (s.defined()) s.accept(&r);
     return r.touched ? r.box : Box{};
 }

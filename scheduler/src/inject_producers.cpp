@@ -127,7 +127,7 @@ Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body)
 
 } // namespace
 
-Stmt schedule_functions(LoweringEnv &env) {
+Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
     std::map<std::string, Stmt> produce;
     for (const auto &name : env.order) produce[name] = build_produce(env.at(name));
 
@@ -142,7 +142,7 @@ Stmt schedule_functions(LoweringEnv &env) {
         LoweredFunc &p = env.at(*it);
         if (p.is_output) continue;
         if (p.compute.kind == LevelKind::Root) {
-            Box required = region_touched(stmt, p.name(), false, true);
+            Box required = region_touched(stmt, p.name(), false, true, known);
             root_lets.push_back(region_lets(p, required, join_names(env.consumers_of(p.name()))));
             root_storage.push_back(p.name());
             continue;
@@ -151,13 +151,13 @@ Stmt schedule_functions(LoweringEnv &env) {
         const std::string loop = resolve_loop(env, p, p.compute);
         const bool store_here = p.store.kind == LevelKind::At && p.store.var == p.compute.var;
         RewriteLoopBody inject(loop, [&](const Stmt &body) {
-            Box required = region_touched(body, p.name(), false, true);
+            Box required = region_touched(body, p.name(), false, true, known);
             auto lets = region_lets(p, required, stage_display_name(p.compute.func, p.compute.stage) + " inside loop " +
                                                      p.compute.var);
             Stmt inner = Block::make({produce[p.name()], ProducerConsumer::make(p.name(), false, body)});
             if (store_here) {
                 // Storage bounds in terms of the region lets, which wrap it.
-                Box written = region_touched(inner, p.name(), true, false);
+                Box written = region_touched(inner, p.name(), true, false, known);
                 inner = Realize::make(p.name(), p.contents.type, p.memory,
                                       realize_bounds(p, written, "inside loop " + p.compute.var), inner);
             }
@@ -182,7 +182,7 @@ Stmt schedule_functions(LoweringEnv &env) {
                         "); the loops of " + stage_display_name(c.name(), p.compute.stage) + " are " +
                         describe_loops(c, p.compute.stage));
         RewriteLoopBody wrap(store_loop, [&](const Stmt &body) {
-            Box written = region_touched(body, p.name(), true, false);
+            Box written = region_touched(body, p.name(), true, false, known);
             return Realize::make(p.name(), p.contents.type, p.memory,
                                  realize_bounds(p, written, "inside loop " + store.var), body);
         });
@@ -190,7 +190,7 @@ Stmt schedule_functions(LoweringEnv &env) {
     }
     for (const auto &name : root_storage) {
         const LoweredFunc &p = env.at(name);
-        Box written = region_touched(stmt, name, true, false);
+        Box written = region_touched(stmt, name, true, false, known);
         stmt = Realize::make(name, p.contents.type, p.memory, realize_bounds(p, written, "at root"), stmt);
     }
     // Root regions: a consumer's lets come before (outside) its producers'.

@@ -208,20 +208,25 @@ public:
     using IRVisitor::visit;
     void visit(const For *op) override {
         if ((op->kind == ForKind::Vectorized || op->kind == ForKind::Unrolled) && !as_const_int(op->extent)) {
-            const LoopDim *ld = find(op->name);
-            throw Error(std::string("schedule: ") + (ld ? ld->kind_directive : for_kind_name(op->kind)) + ": loop " +
-                        op->name + " has extent " + to_string(op->extent) +
+            std::string where = "schedule: ";
+            const LoopDim *ld = find(op->name, &where);
+            throw Error(where + (ld ? ld->kind_directive : for_kind_name(op->kind)) + ": loop " +
+                        (ld ? ld->name : op->name) + " has extent " + to_string(op->extent) +
                         ", which is not a constant; a vectorized or unrolled loop needs a constant extent — pass a "
                         "factor (vectorize(x, 8)) or split by a constant first");
         }
         if (auto c = as_const_int(op->extent)) const_extent[op->name] = *c;
         IRVisitor::visit(op);
     }
-    const LoopDim *find(const std::string &ir) const {
+    /// The loop of a stage with this IR name; sets `where` to "schedule of <stage>: ".
+    const LoopDim *find(const std::string &ir, std::string *where) const {
         for (const auto &[n, f] : env_.funcs)
-            for (const auto &st : f.stage_loops)
-                for (const auto &l : st)
-                    if (l.ir_name == ir) return &l;
+            for (size_t st = 0; st < f.stage_loops.size(); ++st)
+                for (const auto &l : f.stage_loops[st])
+                    if (l.ir_name == ir) {
+                        *where = schedule_error_prefix(n, static_cast<int>(st));
+                        return &l;
+                    }
         return nullptr;
     }
     std::map<std::string, int64_t> const_extent;

@@ -39,8 +39,10 @@ struct StageBuilder {
         : f(f), stage(s), prefix(f.name() + ".s" + std::to_string(s) + "."), err(schedule_error_prefix(f.name(), s)) {}
 
     std::string fresh_ir_name(const std::string &user) {
+        // A split may reuse the old loop's name for its outer loop (split(x, x, xi, 8)); the IR
+        // keeps the old variable's name for the let that defines it, so the loop gets ".o".
         std::string base = prefix + user, n = base;
-        for (int i = 1; used_ir_names.count(n); ++i) n = base + "$" + std::to_string(i);
+        for (int i = 1; used_ir_names.count(n); ++i) n = base + std::string(static_cast<size_t>(i), 'o').insert(0, ".");
         used_ir_names.insert(n);
         return n;
     }

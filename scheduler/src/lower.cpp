@@ -42,8 +42,17 @@ LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vec
     if (shapes && shapes->size() != env.outputs.size())
         throw Error("lower: " + std::to_string(shapes->size()) + " output shapes given for " +
                     std::to_string(env.outputs.size()) + " outputs");
-    Stmt s = schedule_functions(env);
-    s = flatten_storage(s, env);
+    IntervalScope known;
+    if (shapes)
+        for (size_t i = 0; i < env.outputs.size(); ++i) {
+            const LoweredFunc &f = env.at(env.outputs[i]);
+            for (size_t d = 0; d < f.contents.args.size() && d < (*shapes)[i].size(); ++d) {
+                known[f.region_min(d)] = Interval::single_point(Expr(0));
+                known[f.region_extent(d)] = Interval::single_point(Expr(static_cast<int>((*shapes)[i][d])));
+            }
+        }
+    Stmt s = schedule_functions(env, known);
+    s = flatten_storage(s, env, known);
     LoweredModule m;
     m.target = target;
     m.name = join_names(env.outputs);

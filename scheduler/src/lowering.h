@@ -91,18 +91,22 @@ Stmt build_produce(LoweredFunc &f);
 /// bounds_inference.cpp: the box of `name` touched inside `s` — by its Provides (`provides`)
 /// and/or by Calls to it (`calls`) — in terms of the variables free in `s`. Loops and lets
 /// inside `s` range over their bounds; simple if-conditions on them narrow the range.
-Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls);
+/// `known` gives ranges of variables free in `s` (e.g. output extents known to lower()).
+Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls,
+                   const IntervalScope &known = {});
 /// bounds_inference.cpp: the region `f` must be computed over when its consumers need
 /// `required`: also what its updates write and read of itself.
 Box func_compute_region(const LoweredFunc &f, const Box &required);
 
 /// inject_producers.cpp: the whole pipeline's statement: every Func computed at its level with
 /// its region defined by bounds inference, storage (Realize) at its storage level.
-Stmt schedule_functions(LoweringEnv &env);
+Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known = {});
 
 /// storage_flattening.cpp: Realize → Allocate with extents by layout, Provide → Store, Func and
 /// Input calls → Load, with the index arithmetic of each buffer's layout.
-Stmt flatten_storage(const Stmt &s, const LoweringEnv &env);
+/// `known` gives ranges of free variables (the output extents when the shapes are known), so
+/// storage inside loops can be sized by its largest constant extent.
+Stmt flatten_storage(const Stmt &s, const LoweringEnv &env, const IntervalScope &known = {});
 
 /// legality.cpp: checks the loop directives of stage `s` of `f` that need the definition
 /// (reduction order, parallel/vectorize over reduction loops, tail strategies).
@@ -117,6 +121,9 @@ std::string schedule_error_prefix(const std::string &func, int stage);
 /// Substitutes Variables by name (any kind) in `e` / `s`.
 Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e);
 Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
+
+/// simplify.cpp: simplify() knowing the ranges of variables.
+Expr simplify_with_bounds(const Expr &e, const IntervalScope &scope);
 
 /// An Int(32) loop variable.
 Expr loop_var(const std::string &name);

@@ -83,6 +83,8 @@ bool uses_var(const Stmt &s, const std::string &n) {
 
 class Simplifier : public IRMutator {
 public:
+    Simplifier() = default;
+    explicit Simplifier(IntervalScope scope) : scope_(std::move(scope)) {}
     using IRMutator::mutate;
 
 protected:
@@ -147,9 +149,29 @@ protected:
             if (aa && equal(aa->a, b)) return aa->b;
             if (aa && equal(aa->b, b)) return aa->a;
             if (ba && equal(ba->a, a)) return mutate(Sub::make(make_int(t, 0), ba->b));
+            // (x + c) - y → (x - y) + c, so that x - y can cancel.
+            if (aa && const_of(aa->b) && !const_of(b)) {
+                Expr d = mutate(Sub::make(aa->a, b));
+                if (!d.as<Sub>()) return mutate(Add::make(d, aa->b));
+            }
             if (aa && ba) {
                 if (equal(aa->a, ba->a)) return mutate(Sub::make(aa->b, ba->b));
                 if (equal(aa->b, ba->b)) return mutate(Sub::make(aa->a, ba->a));
+            }
+            // min(x + c, y) - x → min(c, y - x), and the like: keeps extents of clamped
+            // regions (max - min + 1) free of the variable they shift with.
+            auto shifted_by = [&](const Expr &e, const Expr &x) -> std::optional<Expr> {
+                if (equal(e, x)) return make_int(t, 0);
+                if (const Add *ea = e.as<Add>(); ea && equal(ea->a, x)) return ea->b;
+                return std::nullopt;
+            };
+            if (const Min *am = a.as<Min>()) {
+                if (auto d = shifted_by(am->a, b)) return mutate(Min::make(*d, Sub::make(am->b, b)));
+                if (auto d = shifted_by(am->b, b)) return mutate(Min::make(Sub::make(am->a, b), *d));
+            }
+            if (const Max *am = a.as<Max>()) {
+                if (auto d = shifted_by(am->a, b)) return mutate(Max::make(*d, Sub::make(am->b, b)));
+                if (auto d = shifted_by(am->b, b)) return mutate(Max::make(Sub::make(am->a, b), *d));
             }
             if (cb && t.is_int()) return mutate(Add::make(a, make_int(t, -*cb)));
         }
@@ -217,6 +239,27 @@ protected:
             auto ca = const_of(a), cb = const_of(b);
             if (ca && cb) return make_int(t, is_min ? std::min(*ca, *cb) : std::max(*ca, *cb));
             if (equal(a, b)) return a;
+            // min(x + c1, x + c2) → x + min(c1, c2) (x alone counts as x + 0).
+            auto split_const = [&](const Expr &e) -> std::pair<Expr, int64_t> {
+                if (const Add *ea = e.as<Add>())
+                    if (auto c = const_of(ea->b)) return {ea->a, *c};
+                return {e, 0};
+            };
+            auto [xa, ka] = split_const(a);
+            auto [xb, kb] = split_const(b);
+            if (equal(xa, xb)) return (is_min ? ka <= kb : ka >= kb) ? a : b;
+            // min(a, min(b, c)): if min(a, b) or min(a, c) folds to one operand, re-associate.
+            for (int side = 0; side < 2; ++side) {
+                const Expr &outer = side ? b : a, &nested = side ? a : b;
+                const Node *n = nested.template as<Node>();
+                if (!n) continue;
+                for (int k = 0; k < 2; ++k) {
+                    const Expr &m = k ? n->b : n->a, &rest = k ? n->a : n->b;
+                    Expr folded = mutate(is_min ? Min::make(outer, m) : Max::make(outer, m));
+                    if (!folded.template as<Node>())
+                        return mutate(is_min ? Min::make(folded, rest) : Max::make(folded, rest));
+                }
+            }
             auto ba = const_bounds(a), bb = const_bounds(b);
             if (ba && bb) {
                 if (ba->second <= bb->first) return is_min ? a : b;
@@ -371,5 +414,12 @@ Stmt simplify(const Stmt &st) {
     Simplifier s;
     return s.mutate(st);
 }
+
+namespace internal {
+Expr simplify_with_bounds(const Expr &e, const IntervalScope &scope) {
+    Simplifier s(scope);
+    return s.mutate(e);
+}
+} // namespace internal
 
 } // namespace tessera

@@ -129,15 +129,37 @@ StorageLayout layout_storage(const LoweredFunc &f, const std::vector<Range> &bou
 
 class Flatten : public IRMutator {
 public:
-    explicit Flatten(const LoweringEnv &env) : env_(env) {}
+    Flatten(const LoweringEnv &env, const IntervalScope &known) : scope_(known), env_(env) {}
     std::map<std::string, IndexFn> index;
 
 protected:
     using IRMutator::visit;
 
+    Stmt visit(const For *op, const Stmt &s) override {
+        Interval lo = bounds_of_expr(simplify_with_bounds(op->min, scope_), scope_);
+        Interval hi = bounds_of_expr(simplify_with_bounds(op->min + op->extent - 1, scope_), scope_);
+        return with_binding(op->name, Interval(lo.min, hi.max), [&] { return IRMutator::visit(op, s); });
+    }
+    Stmt visit(const LetStmt *op, const Stmt &s) override {
+        Interval i = bounds_of_expr(simplify_with_bounds(op->value, scope_), scope_);
+        return with_binding(op->name, i, [&] { return IRMutator::visit(op, s); });
+    }
+
     Stmt visit(const Realize *op, const Stmt &s) override {
         const LoweredFunc &f = env_.at(op->name);
-        StorageLayout sl = layout_storage(f, op->bounds);
+        // Storage inside a loop whose size varies per iteration (a clamped or shifted tile) is
+        // allocated at its largest size, when that is a constant, so every iteration gets the
+        // same buffer shape (what a chip needs, and what Halide does).
+        std::vector<Range> bounds = op->bounds;
+        for (auto &r : bounds) {
+            Expr e = simplify_with_bounds(r.extent, scope_);
+            if (!as_const_int(e)) {
+                Interval i = bounds_of_expr(e, scope_);
+                if (i.max.defined() && as_const_int(i.max)) e = i.max;
+            }
+            r.extent = e;
+        }
+        StorageLayout sl = layout_storage(f, bounds);
         auto saved = index.find(op->name) != index.end() ? std::optional<IndexFn>(index[op->name]) : std::nullopt;
         index[op->name] = sl.index;
         Stmt body = mutate(op->body);
@@ -164,18 +186,32 @@ protected:
     }
 
 private:
+    template <typename F> Stmt with_binding(const std::string &n, const Interval &i, F body) {
+        auto it = scope_.find(n);
+        bool had = it != scope_.end();
+        Interval old = had ? it->second : Interval();
+        scope_[n] = i;
+        Stmt r = body();
+        if (had)
+            scope_[n] = old;
+        else
+            scope_.erase(n);
+        return r;
+    }
+
     const IndexFn &lookup(const std::string &name) {
         auto it = index.find(name);
         if (it == index.end()) throw InternalError("storage flattening: no storage for " + name + " here");
         return it->second;
     }
+    IntervalScope scope_;
     const LoweringEnv &env_;
 };
 
 } // namespace
 
-Stmt flatten_storage(const Stmt &s, const LoweringEnv &env) {
-    Flatten fl(env);
+Stmt flatten_storage(const Stmt &s, const LoweringEnv &env, const IntervalScope &known) {
+    Flatten fl(env, known);
     std::vector<std::pair<std::string, Expr>> lets;
     for (const auto &o : env.outputs) {
         const LoweredFunc &f = env.at(o);
