@@ -17,5 +17,6 @@ struct Command {
 
 int cmd_targets(const std::vector<std::string> &args);
 int cmd_sim(const std::vector<std::string> &args);
+int cmd_run(const std::vector<std::string> &args);
 
 } // namespace tessera::cli

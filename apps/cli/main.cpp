@@ -16,6 +16,7 @@ using tessera::cli::Command;
 const Command kCommands[] = {
     {"targets", "list the built-in chip targets and their peaks", tessera::cli::cmd_targets},
     {"sim", "run a chip program on a target: values, cycles, utilisation", tessera::cli::cmd_sim},
+    {"run", "run an op of the operator library on a target, verified against the reference", tessera::cli::cmd_run},
 };
 
 void print_help() {

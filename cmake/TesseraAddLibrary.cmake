@@ -1,0 +1,67 @@
+# Building kernel libraries with Tessera at build time, in the style of Halide's
+# add_halide_generator / add_halide_library.
+#
+#   tessera_add_generator(<target> SOURCES <files>... [LIBS <libs>...])
+#     An executable that links <files> (which register pipelines with
+#     TESSERA_REGISTER_GENERATOR) with Tessera's generator driver.
+#
+#   tessera_add_library(<name> (SOURCES <files>... | FROM <generator-target>)
+#                       [GENERATOR <registered-name>] [FUNCTION_NAME <c-name>] [TARGET host])
+#     Runs the generator (default: the one registered as <name>) at build time and makes
+#     <name> a static library target whose users get <c-name>.h on their include path and
+#     lib<c-name>.a (kernel + Tessera's host runtime) on their link line, with -lpthread -lm.
+#     FUNCTION_NAME defaults to <name>; TARGET to host.
+
+function(tessera_add_generator target)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_SOURCES)
+    message(FATAL_ERROR "tessera_add_generator(${target}): give the SOURCES that register generators")
+  endif()
+  add_executable(${target} ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE Tessera::tessera_generator Tessera::tessera ${ARG_LIBS})
+endfunction()
+
+function(tessera_add_library name)
+  cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;TARGET" "SOURCES" ${ARGN})
+  if(NOT ARG_GENERATOR)
+    set(ARG_GENERATOR ${name})
+  endif()
+  if(NOT ARG_FUNCTION_NAME)
+    set(ARG_FUNCTION_NAME ${name})
+  endif()
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET host)
+  endif()
+  if(NOT ARG_TARGET STREQUAL "host")
+    message(FATAL_ERROR "tessera_add_library(${name}): TARGET ${ARG_TARGET} is not supported; use TARGET host")
+  endif()
+  if(ARG_FROM AND ARG_SOURCES)
+    message(FATAL_ERROR "tessera_add_library(${name}): give either SOURCES or FROM, not both")
+  elseif(ARG_FROM)
+    set(generator ${ARG_FROM})
+  elseif(ARG_SOURCES)
+    set(generator ${name}.generator)
+    tessera_add_generator(${generator} SOURCES ${ARG_SOURCES})
+  else()
+    message(FATAL_ERROR "tessera_add_library(${name}): give the generator's SOURCES or FROM <generator target>")
+  endif()
+
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.tessera)
+  set(library ${dir}/lib${ARG_FUNCTION_NAME}.a)
+  set(header ${dir}/${ARG_FUNCTION_NAME}.h)
+  add_custom_command(OUTPUT ${library} ${header}
+    COMMAND ${generator} -g ${ARG_GENERATOR} -o ${dir} -f ${ARG_FUNCTION_NAME} target=${ARG_TARGET}
+    DEPENDS ${generator}
+    COMMENT "Generating kernel library ${ARG_FUNCTION_NAME} (generator ${ARG_GENERATOR}, target ${ARG_TARGET})"
+    VERBATIM)
+  add_custom_target(${name}.update DEPENDS ${library} ${header})
+  file(MAKE_DIRECTORY ${dir})
+
+  find_package(Threads REQUIRED)
+  add_library(${name} STATIC IMPORTED GLOBAL)
+  set_target_properties(${name} PROPERTIES
+    IMPORTED_LOCATION ${library}
+    INTERFACE_INCLUDE_DIRECTORIES ${dir}
+    INTERFACE_LINK_LIBRARIES "Threads::Threads;m")
+  add_dependencies(${name} ${name}.update)
+endfunction()

@@ -1,0 +1,404 @@
+// The chip backend's entry points: compile (pattern -> kernel description -> instructions ->
+// schedule -> program), run on chipsim with host-side layout marshalling, and the realizer for
+// Target::Kind::Chip (chip_backend.h).
+#include "tessera/codegen/chip_backend.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+#include "gemm_codegen.h"
+#include "gemm_pattern.h"
+#include "instruction_scheduler.h"
+#include "vector_epilogue.h"
+#include "tessera/chipsim/assembler.h"
+#include "tessera/chipsim/simulator.h"
+#include "tessera/error.h"
+#include "tessera/internal/function.h"
+#include "tessera/ir_operator.h"
+#include "tessera/realize.h"
+
+namespace tessera {
+
+namespace {
+
+using internal::chip::GemmKernel;
+using internal::chip::GemmPattern;
+
+chipsim::DType chip_dtype(Type t) {
+    if (t == Int(8)) return chipsim::DType::Int8;
+    if (t == UInt(8)) return chipsim::DType::UInt8;
+    if (t == Int(16)) return chipsim::DType::Int16;
+    if (t == Int(32)) return chipsim::DType::Int32;
+    if (t == BFloat(16)) return chipsim::DType::BF16;
+    if (t == Float(16)) return chipsim::DType::FP16;
+    if (t == Float(32)) return chipsim::DType::FP32;
+    throw Error("chip backend: " + t.to_string() + " has no chip dtype");
+}
+
+int64_t const_extent(const Expr &e, const std::string &what) {
+    if (auto v = as_const_int(e)) return *v;
+    throw Error("chip backend: " + what + " is not a constant; chip kernels are compiled for fixed shapes");
+}
+
+std::string lower_case(std::string s) {
+    for (auto &c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+/// Where each loop of the matmul's update came from: its original variable and extent.
+struct LoopOrigin {
+    std::string var;
+    int64_t extent = 0;
+    bool innermost = true; ///< The inner part of every split on its way.
+};
+
+/// Reads the directives of the matmul's update (tile/split sizes, tensorize) and of the Funcs
+/// (store_in, double_buffer) into the kernel description, checking what the chip can do.
+void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m, int64_t n, int64_t k, GemmKernel &kk,
+                      const Pipeline &p) {
+    const std::string i = g.product.args()[size_t(g.batch_dims)], j = g.product.args()[size_t(g.batch_dims + 1)];
+    const auto &u = g.product.contents()->updates[0];
+    const std::string kv = u.rdom->vars[0].name;
+    const std::string stage = internal::stage_display_name(g.product.name(), 1);
+    const auto &shape = t.mxm_shape(kk.in_dtype);
+    std::map<std::string, LoopOrigin> loops;
+    for (int d = 0; d < g.batch_dims; ++d) loops[g.product.args()[size_t(d)]] = {g.product.args()[size_t(d)], 0};
+    loops[i] = {i, m};
+    loops[j] = {j, n};
+    loops[kv] = {kv, k};
+    bool tensorized = false;
+    for (const Directive &d : g.product.contents()->schedule.stage(1)) {
+        auto split = [&](const std::string &old, const std::string &outer, const std::string &inner, int64_t f) {
+            auto it = loops.find(old);
+            if (it == loops.end()) return;
+            LoopOrigin o = it->second;
+            loops.erase(it);
+            loops[outer] = {o.var, (o.extent + f - 1) / f, false};
+            loops[inner] = {o.var, f, o.innermost};
+        };
+        switch (d.kind) {
+        case DirectiveKind::Split: split(d.vars[0], d.vars[1], d.vars[2], d.factors[0]); break;
+        case DirectiveKind::Tile: {
+            const size_t nv = d.factors.size();
+            for (size_t x = 0; x < nv; ++x) split(d.vars[x], d.vars[nv + x], d.vars[2 * nv + x], d.factors[x]);
+            break;
+        }
+        case DirectiveKind::Tensorize: {
+            if (lower_case(d.unit) != "mxm")
+                throw Error("chip backend: " + stage + ": " + d.to_string() + " names the unit '" + d.unit +
+                            "'; a matmul nest tensorizes onto \"mxm\"");
+            std::map<std::string, LoopOrigin> covered;
+            for (auto &v : d.vars) {
+                auto it = loops.find(v);
+                if (it == loops.end())
+                    throw Error("chip backend: " + stage + ": " + d.to_string() + " names loop " + v + ", which is not a loop of the stage");
+                if (!it->second.innermost)
+                    throw Error("chip backend: " + stage + ": " + d.to_string() + " covers " + v +
+                                ", an outer part of a split; the MXM takes the innermost tile of " + it->second.var);
+                if (covered.count(it->second.var))
+                    throw Error("chip backend: " + stage + ": " + d.to_string() + " covers two loops of " + it->second.var);
+                covered[it->second.var] = it->second;
+            }
+            for (auto &[var, what] : std::vector<std::pair<std::string, const char *>>{{i, "rows i"}, {j, "columns j"}, {kv, "reduction k"}})
+                if (!covered.count(var))
+                    throw Error("chip backend: " + stage + ": " + d.to_string() + " does not cover the " + what + " (" + var +
+                                "); the MXM nest is acc[i, j] += a[i, k] * b[k, j] and needs one loop of each");
+            if (covered.size() != 3)
+                throw Error("chip backend: " + stage + ": " + d.to_string() + " covers a batch loop; tensorize the inner i, j, k only");
+            const int64_t je = covered[j].extent, ke = covered[kv].extent, ie = covered[i].extent;
+            if (je % shape.n != 0 && je < n)
+                throw Error("chip backend: " + stage + ": " + d.to_string() + ": the tensorized j extent " + std::to_string(je) +
+                            " is not a multiple of the " + t.name + " MXM width " + std::to_string(shape.n) + " for " +
+                            chipsim::dtype_name(kk.in_dtype));
+            if (ke % shape.k != 0 && ke < k)
+                throw Error("chip backend: " + stage + ": " + d.to_string() + ": the tensorized k extent " + std::to_string(ke) +
+                            " is not a multiple of the " + t.name + " MXM depth " + std::to_string(shape.k));
+            kk.tile_m = std::min(ie, m);
+            kk.tile_n = je;
+            tensorized = true;
+            break;
+        }
+        default: break; // parallel, vectorize, unroll, reorder: CPU loop shapes, no meaning on the MXM
+        }
+    }
+    (void)tensorized;
+    for (const Directive &d : g.product.contents()->schedule.stage(0)) {
+        if (d.kind == DirectiveKind::StoreIn) {
+            if (d.memory == MemoryKind::ACC) kk.acc_bank = d.bank;
+            else if (d.memory == MemoryKind::MEM || d.memory == MemoryKind::SPAD) kk.stage_bank = d.bank;
+            else if (d.memory != MemoryKind::Auto)
+                throw Error("chip backend: " + g.product.name() + ": " + d.to_string() + ": " + t.name +
+                            " keeps a matmul's result in ACC and drains it to " + t.memories[0].name);
+            if (d.memory == MemoryKind::ACC && d.bank >= 0) {
+                const chipsim::MemoryDesc *acc = t.memory("ACC");
+                if (acc && !acc->interleaved && d.bank >= acc->banks)
+                    throw Error("chip backend: " + g.product.name() + ": " + d.to_string() + ": " + t.name + " has ACC banks 0.." +
+                                std::to_string(acc->banks - 1));
+            }
+        }
+        if (d.kind == DirectiveKind::DoubleBuffer) kk.double_buffer = true;
+    }
+    if (g.output.name() != g.product.name())
+        for (const Directive &d : g.output.contents()->schedule.stage(0))
+            if (d.kind == DirectiveKind::StoreIn && d.bank >= 0) kk.out_bank = d.bank;
+    // tensorize on any other Func is a nest the MXM cannot take.
+    for (const Func &f : p.functions()) {
+        for (auto &[s, ds] : f.contents()->schedule.stages)
+            for (const Directive &d : ds)
+                if (d.kind == DirectiveKind::Tensorize && (f.name() != g.product.name() || s != 1) && lower_case(d.unit) == "mxm")
+                    throw Error("chip backend: " + internal::stage_display_name(f.name(), s) + ": " + d.to_string() +
+                                ": this nest is not a matmul (acc[i, j] += a[i, k] * b[k, j]); " +
+                                (f.name() == g.product.name() ? "tensorize the update stage, not the pure definition"
+                                                              : "only " + g.product.name() + ".update(0) can use the MXM"));
+    }
+    if (kk.tile_n > 0 && kk.tile_n % shape.n != 0) kk.tile_n = (kk.tile_n + shape.n - 1) / shape.n * shape.n;
+}
+
+thread_local std::unique_ptr<ChipResult> g_last_result;
+
+} // namespace
+
+chipsim::Target chip_target_description(const Target &target) {
+    if (target.kind() != Target::Kind::Chip)
+        throw Error("chip backend: target '" + target.name() + "' is not a chip; use Target::named(\"tsp-mini\"), "
+                    "Target::named(\"npu-edge\") or a chip JSON path");
+    return chipsim::load_target(target.name());
+}
+
+ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
+                             const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings) {
+    (void)bindings;
+    internal::check_realize_request(pipeline, output_shapes);
+    ChipProgram cp;
+    cp.target = chip_target_description(target);
+    const chipsim::Target &t = cp.target;
+    const GemmPattern g = internal::chip::match_gemm(pipeline);
+    const std::vector<int64_t> &shape = output_shapes[0];
+    if (g.batch_dims > 1)
+        throw Error("chip backend: " + g.product.name() + " has " + std::to_string(g.batch_dims) +
+                    " batch dimensions; chip kernels take at most one (reshape the batch)");
+    const int bd = g.batch_dims;
+    const int64_t G = bd ? shape[0] : 1, M = shape[size_t(bd)], N = shape[size_t(bd + 1)];
+    const int64_t K = const_extent(g.product.contents()->updates[0].rdom->vars[0].extent, "the reduction extent of " + g.product.name());
+
+    GemmKernel kk;
+    const Type ta = g.a->type(), tb = g.b->type();
+    kk.in_dtype = ta == Int(8) ? chipsim::DType::Int8
+                  : (ta == Float(16) && tb == Float(16)) ? chipsim::DType::FP16
+                                                          : chipsim::DType::BF16;
+    if (!t.mxm_supports(kk.in_dtype))
+        throw Error(std::string("chip backend: the MXM of ") + t.name + " does not take " + chipsim::dtype_name(kk.in_dtype));
+    kk.acc_dtype = g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32;
+    const auto &unit = t.mxm_shape(kk.in_dtype);
+    const int64_t Kp = (K + unit.k - 1) / unit.k * unit.k, Np = (N + unit.n - 1) / unit.n * unit.n;
+    kk.groups = G;
+    kk.m = M;
+    kk.n = Np;
+    kk.k = Kp;
+    apply_directives(g, t, M, N, K, kk, pipeline);
+    kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
+
+    // Program tensors in the chip's layout and how they map to the pipeline's buffers.
+    auto input_shape = [&](const Input &in) {
+        std::vector<int64_t> s;
+        for (size_t d = 0; d < in.shape().size(); ++d)
+            s.push_back(const_extent(in.shape()[d], "dimension " + std::to_string(d) + " of Input " + in.name()));
+        return s;
+    };
+    auto operand_map = [&](const std::string &name, const Input &in, const std::vector<int> &batch, bool transposed,
+                           int64_t rows, int64_t cols, chipsim::DType dt, bool &batched) {
+        ChipTensorMap mp;
+        mp.tensor = name;
+        mp.source = in.name();
+        mp.source_shape = input_shape(in);
+        batched = std::any_of(batch.begin(), batch.end(), [](int x) { return x >= 0; });
+        if (batched) mp.chip_shape.push_back(G);
+        mp.chip_shape.push_back(rows);
+        mp.chip_shape.push_back(cols);
+        const int base = batched ? 1 : 0;
+        for (int x : batch) mp.chip_dim_of_source.push_back(x >= 0 ? 0 : -1);
+        mp.chip_dim_of_source.push_back(transposed ? base + 1 : base);
+        mp.chip_dim_of_source.push_back(transposed ? base : base + 1);
+        chipsim::TensorDecl decl{name, dt, mp.chip_shape, "", false};
+        cp.program.tensors.push_back(decl);
+        cp.tensors.push_back(mp);
+    };
+    operand_map("A", *g.a, g.a_batch, g.a_transposed, M, Kp, kk.in_dtype, kk.a_batched);
+    operand_map("B", *g.b, g.b_batch, g.b_transposed, Kp, Np, kk.in_dtype, kk.b_batched);
+    for (size_t i = 0; i < kk.epilogue.operands.size(); ++i) {
+        const auto &op = kk.epilogue.operands[i];
+        std::array<bool, 3> dims{false, false, false};
+        for (int od : op.source.output_dim)
+            if (od >= 0) dims[size_t(od < bd ? 0 : od == bd ? 1 : 2)] = true;
+        if (!dims[2])
+            throw Error("chip backend: the epilogue of " + g.output.name() + " reads Input " + op.source.input.name() +
+                        " constant along the columns j; the VXM broadcasts operands down rows only (make it a row vector)");
+        kk.operand_dims.push_back(dims);
+        ChipTensorMap mp;
+        mp.tensor = "E" + std::to_string(i);
+        mp.source = op.source.input.name();
+        mp.source_shape = input_shape(op.source.input);
+        const int64_t ext[3] = {G, M, Np};
+        int chip_index[3] = {-1, -1, -1};
+        for (int x = 0; x < 3; ++x)
+            if (dims[size_t(x)]) {
+                chip_index[x] = int(mp.chip_shape.size());
+                mp.chip_shape.push_back(ext[x]);
+            }
+        for (int od : op.source.output_dim) mp.chip_dim_of_source.push_back(od < 0 ? -1 : chip_index[od < bd ? 0 : od == bd ? 1 : 2]);
+        cp.program.tensors.push_back({mp.tensor, op.dtype, mp.chip_shape, "", false});
+        cp.tensors.push_back(mp);
+    }
+    {
+        ChipTensorMap mp;
+        mp.tensor = "C";
+        mp.source = g.output.name();
+        mp.is_output = true;
+        mp.chip_shape = {G, M, Np};
+        mp.source_shape = shape;
+        if (bd) mp.chip_dim_of_source = {0, 1, 2};
+        else mp.chip_dim_of_source = {1, 2};
+        cp.program.tensors.push_back({"C", kk.epilogue.out_dtype, mp.chip_shape, "", true});
+        cp.tensors.push_back(mp);
+    }
+
+    chipsim::TimingModel model(t);
+    std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, cp.summary);
+    cp.program.target = t.name;
+    cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
+                                                                    : internal::chip::insert_semaphores(ops, model);
+    cp.assembly = chipsim::disassemble(cp.program);
+    cp.outputs = {g.output.name()};
+    cp.output_shapes = output_shapes;
+    return cp;
+}
+
+namespace {
+
+/// Row-major strides of a shape.
+std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int d = int(shape.size()) - 2; d >= 0; --d) s[size_t(d)] = s[size_t(d + 1)] * shape[size_t(d + 1)];
+    return s;
+}
+
+int64_t product(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (auto v : shape) n *= v;
+    return n;
+}
+
+/// Visits every source element with its chip flat index.
+template <typename Fn> void for_each_mapped(const ChipTensorMap &mp, Fn fn) {
+    const std::vector<int64_t> cs = strides_of(mp.chip_shape);
+    const int64_t total = product(mp.source_shape);
+    std::vector<int64_t> idx(mp.source_shape.size(), 0);
+    for (int64_t e = 0; e < total; ++e) {
+        int64_t chip = 0;
+        bool ok = true;
+        for (size_t d = 0; d < idx.size(); ++d) {
+            const int cd = mp.chip_dim_of_source[d];
+            if (cd >= 0) {
+                if (idx[d] >= mp.chip_shape[size_t(cd)]) ok = false;
+                chip += idx[d] * cs[size_t(cd)];
+            } else if (idx[d] != 0) {
+                ok = false;
+            }
+        }
+        if (ok) fn(idx, chip);
+        for (int d = int(idx.size()) - 1; d >= 0; --d) {
+            if (++idx[size_t(d)] < mp.source_shape[size_t(d)]) break;
+            idx[size_t(d)] = 0;
+        }
+    }
+}
+
+} // namespace
+
+ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const ChipRunOptions &options) {
+    chipsim::SimOptions so;
+    so.functional = options.functional;
+    so.trace = options.trace;
+    for (size_t i = 0; i < cp.tensors.size(); ++i) {
+        const ChipTensorMap &mp = cp.tensors[i];
+        if (mp.is_output) continue;
+        const chipsim::TensorDecl *decl = cp.program.tensor(mp.tensor);
+        const Binding *b = nullptr;
+        for (auto &x : bindings)
+            if (!x.is_param && x.name == mp.source) b = &x;
+        if (!b) throw Error("chip backend: no buffer bound to Input " + mp.source + "; pass {" + mp.source + ", buffer}");
+        if (b->buffer.shape() != mp.source_shape)
+            throw Error("chip backend: the buffer bound to Input " + mp.source + " has the wrong shape");
+        chipsim::TensorData td;
+        td.dtype = decl->dtype;
+        td.shape = mp.chip_shape;
+        const int es = chipsim::dtype_bytes(td.dtype);
+        td.bytes.assign(size_t(product(mp.chip_shape) * es), 0);
+        const bool is_float = chipsim::dtype_is_float(td.dtype);
+        const Buffer<> &buf = b->buffer;
+        if (options.functional)
+            for_each_mapped(mp, [&](const std::vector<int64_t> &src, int64_t chip) {
+                uint8_t *p = td.bytes.data() + chip * es;
+                if (is_float) chipsim::store_from_float(td.dtype, p, float(buf.get_as_double(src)));
+                else chipsim::store_from_int(td.dtype, p, buf.get_as_int(src));
+            });
+        so.inputs[mp.tensor] = std::move(td);
+    }
+    chipsim::TimingModel model(cp.target);
+    chipsim::SimResult sim;
+    try {
+        sim = chipsim::simulate(cp.program, model, so);
+    } catch (const Error &e) {
+        throw Error(std::string("chip backend: the generated program failed on chipsim (a code generator bug): ") + e.what());
+    }
+    ChipResult r;
+    r.report = sim.report;
+    r.program = cp;
+    if (options.trace) r.trace_json = chipsim::chrome_trace_json(sim, cp.program, model);
+    for (size_t o = 0; o < cp.outputs.size(); ++o) {
+        const ChipTensorMap *mp = nullptr;
+        for (auto &x : cp.tensors)
+            if (x.is_output && x.source == cp.outputs[o]) mp = &x;
+        Func f;
+        (void)f;
+        const chipsim::TensorDecl *decl = cp.program.tensor(mp->tensor);
+        Type type = decl->dtype == chipsim::DType::Int32 ? Int(32) : Float(32);
+        Buffer<> out(type, mp->source_shape);
+        if (options.functional) {
+            const chipsim::TensorData &td = sim.outputs.at(mp->tensor);
+            const int es = chipsim::dtype_bytes(td.dtype);
+            const bool is_float = chipsim::dtype_is_float(td.dtype);
+            for_each_mapped(*mp, [&](const std::vector<int64_t> &src, int64_t chip) {
+                const uint8_t *p = td.bytes.data() + chip * es;
+                if (is_float) out.set_from_double(src, chipsim::load_as_float(td.dtype, p));
+                else out.set_from_int(src, chipsim::load_as_int(td.dtype, p));
+            });
+        }
+        r.outputs.push_back(out);
+    }
+    return r;
+}
+
+ChipResult realize_on_chip(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes,
+                           const Bindings &bindings, const Target &target, const ChipRunOptions &options) {
+    ChipProgram cp = compile_for_chip(pipeline, target, output_shapes, bindings);
+    ChipResult r = run_on_chip(cp, bindings, options);
+    g_last_result = std::make_unique<ChipResult>(r);
+    return r;
+}
+
+const ChipResult &last_chip_result() {
+    if (!g_last_result) throw Error("chip backend: no chip realize has run on this thread yet");
+    return *g_last_result;
+}
+
+namespace {
+
+const internal::RealizerRegistration chip_realizer(
+    Target::Kind::Chip, [](const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes, const Bindings &bindings,
+                           const Target &target) { return realize_on_chip(p, shapes, bindings, target).outputs; });
+
+} // namespace
+
+} // namespace tessera

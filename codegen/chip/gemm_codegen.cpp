@@ -1,0 +1,589 @@
+// Tensorized matmul code generation for both chip kinds (gemm_codegen.h).
+//
+// tsp-mini (static, all data in SRAM): the output is cut into jobs of TM rows x one MXM width
+// of columns; jobs go round-robin to the four planes, a wave of four runs side by side, each
+// plane walking the K blocks from a different start so that the four activation streams read
+// four different MEM slices. Weight tiles interleave over the east hemisphere's slices (a
+// 64-row install then reads 8 rows per slice, 16 cycles at 4 streams); activation tiles sit
+// one per bank on the west side; drained results interleave on the east side. When A and B
+// fit in MEM they are all loaded before the kernel starts (the Groq model: the kernel then
+// never waits for the host link); otherwise tiles stream in per wave and are evicted
+// furthest-next-use first.
+//
+// npu-edge (dynamic, DRAM): output tiles of TM x TN (TN/32 array widths) accumulate in ACC
+// (double-buffered when two fit); for each K block the A tile and the B tiles come from DRAM
+// into SPAD through a tile cache with furthest-next-use eviction, so the load queue runs ahead
+// of the execute queue as far as SPAD allows; semaphores are added afterwards.
+#include "gemm_codegen.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+
+#include "bank_allocator.h"
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+
+namespace tessera::internal::chip {
+
+namespace {
+
+using chipsim::DType;
+using chipsim::Instruction;
+using chipsim::OffchipView;
+using chipsim::Opcode;
+using chipsim::TileRef;
+
+/// On-chip copies of program-tensor tiles, loaded once and kept while space allows; evicts the
+/// resident tile whose next use is furthest away.
+class TileCache {
+public:
+    explicit TileCache(BankAllocator &alloc) : alloc_(alloc) {}
+
+    /// Records that `key` is used at `time` (call for every use, in increasing time, first).
+    void plan_use(const std::string &key, int64_t time) { uses_[key].push_back(time); }
+
+    /// The tile for `key` at `time`; when absent, places it with `place` (evicting as needed)
+    /// and reports `fresh` so the caller emits its load.
+    TileRef get(const std::string &key, int64_t time, const std::function<std::optional<TileRef>()> &place, bool &fresh) {
+        fresh = false;
+        if (auto it = resident_.find(key); it != resident_.end()) return it->second;
+        while (true) {
+            if (auto t = place()) {
+                resident_[key] = *t;
+                fresh = true;
+                return *t;
+            }
+            std::string victim;
+            int64_t best = -1;
+            for (auto &[k, tile] : resident_) {
+                int64_t nu = next_use(k, time);
+                if (nu == time) continue; // needed now
+                int64_t score = nu < 0 ? INT64_MAX : nu;
+                if (score > best) {
+                    best = score;
+                    victim = k;
+                }
+            }
+            if (victim.empty())
+                throw Error("chip backend: the tiles one step needs do not fit in on-chip memory (placing " + key +
+                            "); use a smaller tile");
+            alloc_.release(resident_[victim]);
+            resident_.erase(victim);
+        }
+    }
+
+    /// Releases every resident tile with no use after `time`.
+    void release_dead(int64_t time) {
+        for (auto it = resident_.begin(); it != resident_.end();) {
+            if (next_use(it->first, time + 1) < 0) {
+                alloc_.release(it->second);
+                it = resident_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+private:
+    int64_t next_use(const std::string &key, int64_t time) const {
+        auto it = uses_.find(key);
+        if (it == uses_.end()) return -1;
+        auto u = std::lower_bound(it->second.begin(), it->second.end(), time);
+        return u == it->second.end() ? -1 : *u;
+    }
+
+    BankAllocator &alloc_;
+    std::map<std::string, TileRef> resident_;
+    std::map<std::string, std::vector<int64_t>> uses_;
+};
+
+TileRef prefix(TileRef t, int64_t rows) {
+    t.count = rows;
+    return t;
+}
+
+std::string key(const char *what, std::initializer_list<int64_t> idx) {
+    std::string s = what;
+    for (auto v : idx) s += "/" + std::to_string(v);
+    return s;
+}
+
+/// Everything both emitters share: the kernel, the target, views and instruction builders.
+struct Emitter {
+    const GemmKernel &kk;
+    const chipsim::TimingModel &model;
+    const chipsim::Target &t;
+    BankAllocator alloc;
+    std::vector<ChipOp> ops;
+    int es = 1;                  ///< Input element bytes.
+    int64_t ku = 0, nu = 0;      ///< MXM shape.
+    int rpa = 1;                 ///< Drained rows per accumulator row.
+    int64_t vl = 64;
+
+    Emitter(const GemmKernel &k, const chipsim::TimingModel &m) : kk(k), model(m), t(m.target()), alloc(m.target()) {
+        es = chipsim::dtype_bytes(kk.in_dtype);
+        const auto &shape = t.mxm_shape(kk.in_dtype);
+        ku = shape.k;
+        nu = shape.n;
+        rpa = model.drain_rows_per_acc_row(kk.acc_dtype, kk.acc_dtype);
+        vl = t.vector_bytes;
+    }
+
+    /// A view of `rows` rows of `elems` contiguous elements each (`bytes` per element) at
+    /// `offset`, consecutive rows `row_stride` bytes apart; rows narrower than a vector are
+    /// repeated to fill it (the unit reads only the first elements).
+    OffchipView rows_view(const std::string &tensor, int64_t offset, int64_t rows, int64_t row_stride, int64_t elems,
+                          int bytes) const {
+        OffchipView v;
+        v.tensor = tensor;
+        v.offset = offset;
+        const int64_t row_bytes = elems * bytes;
+        v.outer.push_back({rows, row_stride});
+        if (row_bytes < vl) {
+            v.outer.push_back({vl / row_bytes, 0});
+        }
+        v.inner_bytes = row_bytes;
+        return v;
+    }
+
+    OffchipView a_view(int64_t g, int64_t m0, int64_t rows, int64_t k0) const {
+        const int64_t ga = kk.a_batched ? g : 0;
+        return rows_view("A", ((ga * kk.m + m0) * kk.k + k0) * es, rows, kk.k * es, ku, es);
+    }
+    OffchipView b_view(int64_t g, int64_t k0, int64_t n0) const {
+        const int64_t gb = kk.b_batched ? g : 0;
+        return rows_view("B", ((gb * kk.k + k0) * kk.n + n0) * es, ku, kk.n * es, nu, es);
+    }
+    /// An output-layout view (C or an epilogue operand) of rows m0.. of columns n0..n0+nu.
+    OffchipView out_view(const std::string &tensor, std::array<bool, 3> dims, int64_t g, int64_t m0, int64_t rows,
+                         int64_t n0) const {
+        const int64_t sn = dims[2] ? 1 : 0;
+        const int64_t sm = dims[1] ? (dims[2] ? kk.n : 1) : 0;
+        const int64_t sg = dims[0] ? (dims[1] ? kk.m : 1) * (dims[2] ? kk.n : 1) : 0;
+        OffchipView v;
+        v.tensor = tensor;
+        v.offset = (g * sg + m0 * sm + n0 * sn) * 4;
+        v.outer.push_back({rows, sm * 4});
+        v.inner_bytes = nu * 4;
+        return v;
+    }
+
+    void emit(Instruction in, const std::string &what, bool after_preload = false) {
+        ops.push_back({std::move(in), after_preload, what});
+    }
+    void load(const TileRef &dst, const OffchipView &v, const std::string &what) {
+        Instruction in;
+        in.op = Opcode::DmaLoad;
+        in.tiles = {dst};
+        in.view = v;
+        emit(in, what);
+    }
+    void store(const OffchipView &v, const TileRef &src, const std::string &what) {
+        Instruction in;
+        in.op = Opcode::DmaStore;
+        in.tiles = {src};
+        in.view = v;
+        emit(in, what);
+    }
+    void lw(int plane, int buffer, const TileRef &w, bool ap) {
+        Instruction in;
+        in.op = Opcode::MxmLw;
+        in.dtype = kk.in_dtype;
+        in.out_dtype = kk.in_dtype;
+        in.mxm = plane;
+        in.buffer = buffer;
+        in.tiles = {w};
+        emit(in, "weights", ap);
+    }
+    void mm(int plane, int buffer, const TileRef &acc, const TileRef &a, bool accumulate, bool ap) {
+        Instruction in;
+        in.op = Opcode::MxmMm;
+        in.dtype = kk.in_dtype;
+        in.out_dtype = kk.in_dtype;
+        in.mxm = plane;
+        in.buffer = buffer;
+        in.accumulate = accumulate;
+        in.tiles = {acc, a};
+        emit(in, "matmul", ap);
+    }
+    void drain(int plane, const TileRef &dst, const TileRef &acc, bool ap) {
+        Instruction in;
+        in.op = Opcode::MxmDrain;
+        in.dtype = kk.acc_dtype;
+        in.out_dtype = kk.acc_dtype;
+        in.has_out_dtype = true;
+        in.mxm = plane;
+        in.tiles = {dst, acc};
+        emit(in, "drain", ap);
+    }
+
+    /// Emits the epilogue on a drained tile; returns the tile holding the result and appends
+    /// every temporary to `temps` (the caller releases them after the store).
+    TileRef epilogue(const TileRef &staged, const std::vector<TileRef> &operands, int64_t rows,
+                     const std::function<TileRef(int64_t rows, bool result, int hemisphere)> &place,
+                     std::vector<TileRef> &temps, bool ap) {
+        const VectorProgram &p = kk.epilogue;
+        if (p.empty()) return staged;
+        std::vector<TileRef> vals(size_t(p.num_values));
+        vals[0] = staged;
+        for (size_t i = 0; i < operands.size(); ++i) vals[i + 1] = prefix(operands[i], rows);
+        for (auto &s : p.steps) {
+            const TileRef &src0 = vals[size_t(s.srcs[0])];
+            const int other = src0.side == 'e' ? 0 : 1;
+            TileRef dst = place(rows, s.dst == p.result, other);
+            temps.push_back(dst);
+            Instruction in = s.proto;
+            in.tiles = {dst};
+            for (int x : s.srcs) in.tiles.push_back(vals[size_t(x)]);
+            vals[size_t(s.dst)] = dst;
+            emit(in, "epilogue", ap);
+        }
+        return vals[size_t(p.result)];
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// tsp-mini
+
+std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
+    Emitter e(kk, model);
+    const chipsim::Target &t = model.target();
+    const chipsim::MemoryDesc *acc_mem = nullptr;
+    for (auto &m : t.memories)
+        if (m.accumulator) acc_mem = &m;
+    const chipsim::MemoryDesc &mem = *t.memory("MEM");
+    const int64_t acc_rows = acc_mem->rows_per_bank;
+    const int planes = t.mxm.count;
+    const int64_t R = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, acc_rows / 2);
+    if (R > acc_rows)
+        throw Error("chip backend: an output tile of " + std::to_string(R) + " rows needs " + std::to_string(R) +
+                    " accumulator rows, but an ACC bank of " + t.name + " has " + std::to_string(acc_rows) +
+                    ": tile i by at most " + std::to_string(acc_rows));
+    const bool acc_db = kk.double_buffer && 2 * R <= acc_rows;
+    const int64_t stage_rows = R * e.rpa;
+    if (kk.stage_bank >= 0 && stage_rows > mem.rows_per_bank)
+        throw Error("chip backend: the drained output tile (" + std::to_string(R) + " x " + std::to_string(e.nu) + " " +
+                    chipsim::dtype_name(kk.acc_dtype) + " = " + std::to_string(stage_rows) + " rows) is larger than MEM bank " +
+                    std::to_string(kk.stage_bank) + " (" + std::to_string(mem.rows_per_bank) + " rows): tile i smaller");
+    const int64_t KB = kk.k / e.ku, NB = kk.n / e.nu, MC = (kk.m + R - 1) / R;
+
+    struct Job {
+        int64_t g, mc, nb;
+        int plane;
+    };
+    std::vector<Job> jobs;
+    for (int64_t g = 0; g < kk.groups; ++g)
+        for (int64_t mc = 0; mc < MC; ++mc)
+            for (int64_t nb = 0; nb < NB; ++nb) {
+                int plane = kk.acc_bank >= 0 ? kk.acc_bank : int(jobs.size() % size_t(planes));
+                jobs.push_back({g, mc, nb, plane});
+            }
+    const size_t wave = kk.acc_bank >= 0 ? 1 : size_t(planes);
+    const int64_t ops_n = int64_t(kk.epilogue.operands.size());
+    auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mc, kb}); };
+    auto b_key = [&](const Job &j, int64_t kb) { return key("B", {kk.b_batched ? j.g : 0, kb, j.nb}); };
+    auto e_key = [&](const Job &j, int64_t i) {
+        auto d = kk.operand_dims[size_t(i)];
+        return key("E", {i, d[0] ? j.g : 0, d[1] ? j.mc : 0, d[2] ? j.nb : 0});
+    };
+    auto rows_of = [&](const Job &j) { return std::min(R, kk.m - j.mc * R); };
+
+    TileCache cache(e.alloc);
+    for (size_t w = 0; w < jobs.size(); w += wave)
+        for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
+            for (int64_t kb = 0; kb < KB; ++kb) {
+                cache.plan_use(a_key(jobs[x], kb), int64_t(w));
+                cache.plan_use(b_key(jobs[x], kb), int64_t(w));
+            }
+            for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(jobs[x], i), int64_t(w));
+        }
+    auto place_a = [&](int64_t kb, int64_t rows) -> std::optional<TileRef> {
+        const int banks = mem.slices * mem.banks;
+        const int pref = int((kb % mem.slices) * mem.banks + (kb / mem.slices) % mem.banks);
+        for (int h : {0, 1})
+            for (int i = 0; i < banks; ++i) {
+                int local = (pref + i) % banks;
+                if (auto tr = e.alloc.in_bank("MEM", h * banks + local, rows)) return tr;
+            }
+        return std::nullopt;
+    };
+    auto place_interleaved = [&](int64_t rows, int first_hemisphere, int first_bank) -> std::optional<TileRef> {
+        for (int h : {first_hemisphere, 1 - first_hemisphere})
+            for (int b : {first_bank, 1 - first_bank})
+                if (auto tr = e.alloc.interleaved("MEM", h, b, rows)) return tr;
+        return std::nullopt;
+    };
+    auto place_b = [&](int64_t kb) { return place_interleaved(e.ku, 1, int(kb % 2)); };
+
+    // Preload when everything fits: the kernel then never waits for the host link.
+    bool preload = true;
+    {
+        std::vector<std::pair<std::string, std::function<std::optional<TileRef>()>>> all;
+        std::map<std::string, bool> seen;
+        for (auto &j : jobs) {
+            for (int64_t kb = 0; kb < KB; ++kb) {
+                if (!seen[a_key(j, kb)]) {
+                    seen[a_key(j, kb)] = true;
+                    const int64_t rows = rows_of(j);
+                    all.push_back({a_key(j, kb), [&, kb, rows] { return place_a(kb, rows); }});
+                }
+                if (!seen[b_key(j, kb)]) {
+                    seen[b_key(j, kb)] = true;
+                    all.push_back({b_key(j, kb), [&, kb] { return place_b(kb); }});
+                }
+            }
+            for (int64_t i = 0; i < ops_n; ++i)
+                if (!seen[e_key(j, i)]) {
+                    seen[e_key(j, i)] = true;
+                    all.push_back({e_key(j, i), [&] { return place_interleaved(stage_rows, 0, 1); }});
+                }
+        }
+        // Leave room for two waves of drained tiles and the epilogue's temporaries.
+        std::vector<TileRef> reserve;
+        for (size_t i = 0; i < 2 * wave * size_t(1 + std::min<int64_t>(2, kk.epilogue.num_values)); ++i)
+            if (auto tr = place_interleaved(stage_rows, 1, int(i % 2))) reserve.push_back(*tr);
+        std::vector<TileRef> placed;
+        for (auto &[k, fn] : all) {
+            auto tr = fn();
+            if (!tr) {
+                preload = false;
+                break;
+            }
+            placed.push_back(*tr);
+        }
+        for (auto &tr : placed) e.alloc.release(tr);
+        for (auto &tr : reserve) e.alloc.release(tr);
+    }
+
+    auto ensure = [&](const std::string &k, int64_t time, const std::function<std::optional<TileRef>()> &place,
+                      const std::function<void(const TileRef &)> &emit_load) {
+        bool fresh = false;
+        TileRef tr = cache.get(k, time, place, fresh);
+        if (fresh) emit_load(tr);
+        return tr;
+    };
+    auto a_tile = [&](const Job &j, int64_t kb, int64_t time) {
+        const int64_t rows = rows_of(j);
+        return ensure(a_key(j, kb), time, [&] { return place_a(kb, rows); },
+                      [&](const TileRef &tr) { e.load(tr, e.a_view(j.g, j.mc * R, rows, kb * e.ku), "A tile"); });
+    };
+    auto b_tile = [&](const Job &j, int64_t kb, int64_t time) {
+        return ensure(b_key(j, kb), time, [&] { return place_b(kb); },
+                      [&](const TileRef &tr) { e.load(tr, e.b_view(j.g, kb * e.ku, j.nb * e.nu), "B tile"); });
+    };
+    auto e_tile = [&](const Job &j, int64_t i, int64_t time) {
+        return ensure(e_key(j, i), time, [&] { return place_interleaved(stage_rows, 0, 1); }, [&](const TileRef &tr) {
+            e.load(tr, e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mc * R, R, j.nb * e.nu),
+                   "epilogue operand");
+        });
+    };
+    if (preload)
+        for (size_t w = 0; w < jobs.size(); w += wave)
+            for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
+                for (int64_t kb = 0; kb < KB; ++kb) {
+                    a_tile(jobs[x], kb, int64_t(w));
+                    b_tile(jobs[x], kb, int64_t(w));
+                }
+                for (int64_t i = 0; i < ops_n; ++i) e_tile(jobs[x], i, int64_t(w));
+            }
+
+    std::vector<int> wbuf(size_t(planes), 0), accn(size_t(planes), 0);
+    const bool ap = preload;
+    for (size_t w = 0; w < jobs.size(); w += wave) {
+        const size_t end = std::min(jobs.size(), w + wave);
+        std::vector<std::vector<TileRef>> at(end - w), bt(end - w), et(end - w);
+        for (size_t x = w; x < end; ++x) {
+            for (int64_t kb = 0; kb < KB; ++kb) {
+                at[x - w].push_back(a_tile(jobs[x], kb, int64_t(w)));
+                bt[x - w].push_back(b_tile(jobs[x], kb, int64_t(w)));
+            }
+            for (int64_t i = 0; i < ops_n; ++i) et[x - w].push_back(e_tile(jobs[x], i, int64_t(w)));
+        }
+        std::vector<TileRef> accs;
+        for (size_t x = w; x < end; ++x) {
+            const Job &j = jobs[x];
+            TileRef acc;
+            acc.memory = acc_mem->name;
+            acc.bank = j.plane;
+            acc.base = acc_db ? (accn[size_t(j.plane)]++ % 2) * R : 0;
+            acc.count = rows_of(j);
+            accs.push_back(acc);
+        }
+        for (int64_t s = 0; s < KB; ++s)
+            for (size_t x = w; x < end; ++x) {
+                const Job &j = jobs[x];
+                const int64_t kb = (s + j.plane) % KB;
+                const int buf = wbuf[size_t(j.plane)]++ % t.mxm.weight_buffers;
+                e.lw(j.plane, buf, bt[x - w][size_t(kb)], ap);
+                e.mm(j.plane, buf, accs[x - w], at[x - w][size_t(kb)], s > 0, ap);
+            }
+        for (size_t x = w; x < end; ++x) {
+            const Job &j = jobs[x];
+            const int64_t rows = rows_of(j);
+            std::optional<TileRef> st;
+            if (kk.stage_bank >= 0) {
+                st = e.alloc.in_bank("MEM", kk.stage_bank, rows * e.rpa);
+                if (!st)
+                    throw Error("chip backend: MEM bank " + std::to_string(kk.stage_bank) + " (store_in) has no room for a " +
+                                std::to_string(rows * e.rpa) + "-row output tile");
+            } else {
+                st = place_interleaved(rows * e.rpa, 1, int(x % 2));
+            }
+            if (!st) throw Error("chip backend: no room in MEM for an output tile of " + std::to_string(rows * e.rpa) + " rows");
+            e.drain(j.plane, *st, accs[x - w], ap);
+            std::vector<TileRef> temps{*st};
+            TileRef result = e.epilogue(*st, et[x - w], rows * e.rpa,
+                                        [&](int64_t r, bool is_result, int h) {
+                                            std::optional<TileRef> tr;
+                                            if (is_result && kk.out_bank >= 0) {
+                                                tr = e.alloc.in_bank("MEM", kk.out_bank, r);
+                                                if (!tr)
+                                                    throw Error("chip backend: MEM bank " + std::to_string(kk.out_bank) +
+                                                                " (store_in of the output) has no room for " +
+                                                                std::to_string(r) + " rows");
+                                            } else {
+                                                tr = place_interleaved(r, h, 0);
+                                            }
+                                            if (!tr) throw Error("chip backend: no room in MEM for an epilogue tile");
+                                            return *tr;
+                                        },
+                                        temps, ap);
+            e.store(e.out_view("C", {true, true, true}, j.g, j.mc * R, rows, j.nb * e.nu), result, "C tile");
+            for (auto &tr : temps) e.alloc.release(tr);
+        }
+        cache.release_dead(int64_t(w));
+    }
+    summary += "tsp-mini matmul: " + std::to_string(jobs.size()) + " jobs of " + std::to_string(R) + "x" +
+               std::to_string(e.nu) + " over " + std::to_string(kk.acc_bank >= 0 ? 1 : planes) + " MXM plane(s), " +
+               std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
+               (preload ? "A and B preloaded into MEM" : "A and B streamed per wave") + "; accumulators " +
+               (acc_db ? "double-buffered" : "single-buffered") +
+               (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
+    return std::move(e.ops);
+}
+
+// ---------------------------------------------------------------------------------------------
+// npu-edge
+
+std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
+    Emitter e(kk, model);
+    const chipsim::Target &t = model.target();
+    const chipsim::MemoryDesc *acc_mem = nullptr, *spad = nullptr;
+    for (auto &m : t.memories) (m.accumulator ? acc_mem : spad) = &m;
+    if (kk.acc_bank >= 0 && acc_mem->interleaved)
+        throw Error("chip backend: " + t.name + "'s " + acc_mem->name + " interleaves rows over its banks (bank = row mod " +
+                    std::to_string(acc_mem->banks) + "); store_in(ACC, bank) cannot pick a bank there: drop the bank");
+    if ((kk.stage_bank >= 0 || kk.out_bank >= 0) && spad->interleaved)
+        throw Error("chip backend: " + t.name + "'s " + spad->name +
+                    " interleaves rows over its banks; store_in(..., bank) cannot pick a bank there: drop the bank");
+    const int64_t acc_total = acc_mem->total_rows();
+    const int64_t TM = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, 128);
+    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : std::min<int64_t>(kk.n, 128);
+    const int64_t nbt = TN / e.nu;
+    if (TM * nbt > acc_total)
+        throw Error("chip backend: an output tile of " + std::to_string(TM) + "x" + std::to_string(TN) + " needs " +
+                    std::to_string(TM * nbt) + " accumulator rows, " + t.name + "'s ACC has " + std::to_string(acc_total) +
+                    ": use a smaller tile");
+    const bool acc_db = kk.double_buffer && 2 * TM * nbt <= acc_total;
+    const int64_t KB = kk.k / e.ku, NB = kk.n / e.nu, MT = (kk.m + TM - 1) / TM, NT = (NB + nbt - 1) / nbt;
+    const int64_t ops_n = int64_t(kk.epilogue.operands.size());
+
+    struct Job {
+        int64_t g, mt, nt;
+    };
+    std::vector<Job> jobs;
+    for (int64_t g = 0; g < kk.groups; ++g)
+        for (int64_t mt = 0; mt < MT; ++mt)
+            for (int64_t nt = 0; nt < NT; ++nt) jobs.push_back({g, mt, nt});
+    auto rows_of = [&](const Job &j) { return std::min(TM, kk.m - j.mt * TM); };
+    auto blocks_of = [&](const Job &j) { return std::min(nbt, NB - j.nt * nbt); };
+    auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mt, kb}); };
+    auto b_key = [&](const Job &j, int64_t kb, int64_t nb) { return key("B", {kk.b_batched ? j.g : 0, kb, nb}); };
+    auto e_key = [&](const Job &j, int64_t i, int64_t nb) {
+        auto d = kk.operand_dims[size_t(i)];
+        return key("E", {i, d[0] ? j.g : 0, d[1] ? j.mt : 0, nb});
+    };
+    TileCache cache(e.alloc);
+    int64_t time = 0;
+    for (auto &j : jobs) {
+        for (int64_t kb = 0; kb < KB; ++kb, ++time) {
+            cache.plan_use(a_key(j, kb), time);
+            for (int64_t c = 0; c < blocks_of(j); ++c) cache.plan_use(b_key(j, kb, j.nt * nbt + c), time);
+        }
+        for (int64_t c = 0; c < blocks_of(j); ++c)
+            for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(j, i, j.nt * nbt + c), time);
+        ++time;
+    }
+    auto flat = [&](int64_t rows) { return e.alloc.flat(spad->name, rows); };
+    int wbuf = 0, accn = 0;
+    time = 0;
+    for (auto &j : jobs) {
+        const int64_t rows = rows_of(j), blocks = blocks_of(j);
+        const int64_t base = acc_db ? (accn++ % 2) * TM * nbt : 0;
+        for (int64_t kb = 0; kb < KB; ++kb, ++time) {
+            bool fresh = false;
+            TileRef a = cache.get(a_key(j, kb), time, [&] { return flat(rows); }, fresh);
+            if (fresh) e.load(a, e.a_view(j.g, j.mt * TM, rows, kb * e.ku), "A tile");
+            for (int64_t c = 0; c < blocks; ++c) {
+                const int64_t nb = j.nt * nbt + c;
+                TileRef b = cache.get(b_key(j, kb, nb), time, [&] { return flat(e.ku); }, fresh);
+                if (fresh) e.load(b, e.b_view(j.g, kb * e.ku, nb * e.nu), "B tile");
+                const int buf = wbuf++ % t.mxm.weight_buffers;
+                e.lw(0, buf, b, false);
+                TileRef acc;
+                acc.memory = acc_mem->name;
+                acc.base = base + c * TM;
+                acc.count = rows;
+                e.mm(0, buf, acc, a, kb > 0, false);
+            }
+            cache.release_dead(time);
+        }
+        for (int64_t c = 0; c < blocks; ++c) {
+            const int64_t nb = j.nt * nbt + c;
+            std::vector<TileRef> operands;
+            for (int64_t i = 0; i < ops_n; ++i) {
+                bool fresh = false;
+                TileRef op = cache.get(e_key(j, i, nb), time, [&] { return flat(TM * e.rpa); }, fresh);
+                if (fresh)
+                    e.load(op, e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mt * TM, TM, nb * e.nu),
+                           "epilogue operand");
+                operands.push_back(op);
+            }
+            auto st = flat(rows * e.rpa);
+            if (!st) throw Error("chip backend: no room in " + spad->name + " for an output tile");
+            TileRef acc;
+            acc.memory = acc_mem->name;
+            acc.base = base + c * TM;
+            acc.count = rows;
+            e.drain(0, *st, acc, false);
+            std::vector<TileRef> temps{*st};
+            TileRef result = e.epilogue(*st, operands, rows * e.rpa,
+                                        [&](int64_t r, bool, int) {
+                                            auto tr = flat(r);
+                                            if (!tr) throw Error("chip backend: no room in SPAD for an epilogue tile");
+                                            return *tr;
+                                        },
+                                        temps, false);
+            e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu), result, "C tile");
+            for (auto &tr : temps) e.alloc.release(tr);
+        }
+        cache.release_dead(time);
+        ++time;
+    }
+    summary += t.name + " matmul: " + std::to_string(jobs.size()) + " output tiles of " + std::to_string(TM) + "x" +
+               std::to_string(TN) + ", " + std::to_string(KB) + " K blocks of " + std::to_string(e.ku) +
+               "; A/B tiles through a SPAD tile cache; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
+               (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
+    return std::move(e.ops);
+}
+
+} // namespace
+
+std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary) {
+    if (model.target().issue == chipsim::IssueKind::Static) return emit_tsp(kernel, model, summary);
+    return emit_npu(kernel, model, summary);
+}
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,40 @@
+#pragma once
+// Code generation for a tensorized matmul: tiling of the output over MXM planes (tsp-mini) or
+// the systolic array (npu-edge), placement of every operand tile, the DMA loads that bring A and
+// B tiles on chip, mxm.lw / mxm.mm / mxm.drain, the fused VXM epilogue and the dma.store of each
+// output tile. Instructions come out in priority order, ready for instruction_scheduler.h.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "instruction_scheduler.h"
+#include "vector_epilogue.h"
+#include "tessera/chipsim/timing_model.h"
+
+namespace tessera::internal::chip {
+
+/// A matmul as the chip computes it: C[g, m, n] = sum_k A[g?, m, k] * B[g?, k, n] (+ epilogue),
+/// with the program tensors "A" [G?, M, K], "B" [G?, K, N], "C" [G, M, N] and "E<i>" (epilogue
+/// operands), N and K already padded to the MXM shape.
+struct GemmKernel {
+    chipsim::DType in_dtype = chipsim::DType::Int8;
+    chipsim::DType acc_dtype = chipsim::DType::Int32;
+    int64_t groups = 1, m = 0, n = 0, k = 0;
+    bool a_batched = false, b_batched = false;
+    /// Output tile rows (accumulator rows per job) and columns; 0 picks the default.
+    int64_t tile_m = 0, tile_n = 0;
+    bool double_buffer = true;
+    int acc_bank = -1;   ///< Explicit accumulator bank (tsp-mini: the plane), -1 any.
+    int stage_bank = -1; ///< Explicit flat MEM bank of the drained tile, -1 any.
+    int out_bank = -1;   ///< Explicit flat MEM bank of the epilogue's result, -1 any.
+    VectorProgram epilogue;
+    /// For each epilogue operand: which of (g, m, n) its chip tensor has.
+    std::vector<std::array<bool, 3>> operand_dims;
+};
+
+/// Emits the kernel's instructions; appends what it decided (tiles, placement) to `summary`.
+/// Throws tessera::Error when a tile or an explicit placement cannot fit the target.
+std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary);
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,51 @@
+#pragma once
+// Recognises what the chip backend can tensorize: a canonical matmul (ops::matmul's form,
+// batched or not) followed by element-wise Funcs of the product (the epilogue). The epilogue is
+// returned as one Expr of the product's value (the Variable kAccName) and of Input elements, so
+// the vector code generator can turn it into VXM instructions.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/expr.h"
+#include "tessera/func.h"
+
+namespace tessera::internal::chip {
+
+/// Name of the Variable that stands for the product's value in an epilogue Expr.
+inline constexpr const char *kAccName = "__mxm_acc";
+
+/// One Input read by the epilogue, and how its coordinates follow the output's.
+struct EpilogueOperand {
+    Input input;
+    /// For each Input dimension, the output dimension whose coordinate it takes (-1: constant 0).
+    std::vector<int> output_dim;
+};
+
+/// A matmul the MXM can compute, and what follows it.
+struct GemmPattern {
+    Func output;                 ///< The pipeline's output.
+    Func product;                ///< The canonical matmul Func.
+    std::optional<Input> a, b; ///< Set by match_gemm (Input has no empty state).
+    bool a_transposed = false;   ///< A is read A(.., k, i).
+    bool b_transposed = false;   ///< B is read B(.., j, k).
+    /// For each batch dimension of A (resp. B), the output batch dimension it follows, or -1
+    /// when it is broadcast (its argument is the constant 0).
+    std::vector<int> a_batch, b_batch;
+    int batch_dims = 0;          ///< Batch dimensions of the output.
+    Type acc_type;               ///< Int(32) or Float(32).
+    /// The epilogue: the output's value in terms of Variable kAccName (type acc_type) and Input
+    /// calls whose arguments are the output's Vars; undefined when the output is the product.
+    Expr epilogue;
+    std::vector<EpilogueOperand> operands;
+    std::vector<std::string> output_vars;
+};
+
+/// Matches `p`'s single output against the form above. Throws tessera::Error saying which part
+/// of the nest does not match and why.
+GemmPattern match_gemm(const Pipeline &p);
+
+/// Substitutes Variables by name (helper shared with the vector code generator).
+Expr substitute_vars(const Expr &e, const std::vector<std::string> &names, const std::vector<Expr> &values);
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,220 @@
+// The static list scheduler and the semaphore inserter (instruction_scheduler.h).
+#include "instruction_scheduler.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <unordered_map>
+
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+
+namespace tessera::internal::chip {
+
+namespace {
+
+using chipsim::Instruction;
+using chipsim::Opcode;
+
+/// One row an instruction touches: a memory row or an MXM weight buffer, and when.
+struct RowTouch {
+    int64_t key = 0;
+    int64_t offset = 0; ///< From the start (ignored when at_end).
+    bool at_end = false;
+    bool write = false;
+};
+
+int64_t row_key(int memory, int64_t row) { return (int64_t(memory) << 40) | row; }
+
+/// The rows an instruction reads and writes, with their times, from the timing model's access
+/// description; weight buffers count as rows of a pseudo-memory after the real ones.
+std::vector<RowTouch> touches(const Instruction &in, const chipsim::ResourceUse &use, const chipsim::Target &t) {
+    std::vector<RowTouch> out;
+    for (auto &a : use.accesses) {
+        const auto &rt = use.tiles[size_t(a.tile)];
+        const int64_t n = int64_t(rt.rows.size());
+        for (int64_t i = 0; i < n; ++i)
+            out.push_back({row_key(rt.memory, rt.rows[size_t(i)]), a.offset + (n > 0 ? (i * a.span) / n : 0), a.at_end, a.write});
+    }
+    const int wspace = int(t.memories.size());
+    if (in.op == Opcode::MxmLw)
+        out.push_back({row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer), 0, true, true});
+    if (in.op == Opcode::MxmMm)
+        out.push_back({row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer),
+                       std::max<int64_t>(0, use.issue_cycles - 1), false, false});
+    return out;
+}
+
+bool is_host_dma(const Instruction &in, const chipsim::Target &t) {
+    return t.dram.bytes == 0 && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore);
+}
+
+chipsim::Queue queue_of(const Instruction &in) {
+    switch (in.op) {
+    case Opcode::DmaLoad:
+    case Opcode::MemCopy: return chipsim::Queue::Load;
+    case Opcode::DmaStore: return chipsim::Queue::Store;
+    case Opcode::MxmLw:
+    case Opcode::MxmMm:
+    case Opcode::MxmDrain: return chipsim::Queue::Exec;
+    case Opcode::Vxm:
+    case Opcode::VxmReduce:
+    case Opcode::SxmTranspose:
+    case Opcode::SxmPermute:
+    case Opcode::SxmShift: return chipsim::Queue::Vector;
+    default: return in.queue;
+    }
+}
+
+} // namespace
+
+std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+    const chipsim::Target &t = model.target();
+    struct RowState {
+        int64_t ready = INT64_MIN;
+        int64_t last_read = INT64_MIN;
+    };
+    std::unordered_map<int64_t, RowState> rows;
+    chipsim::ReservationTable table = model.make_table();
+    std::vector<Instruction> out;
+    out.reserve(ops.size());
+    int64_t preload_end = 0;
+    for (size_t idx = 0; idx < ops.size(); ++idx) {
+        Instruction in = ops[idx].in;
+        in.cycle = 0;
+        chipsim::ResourceUse use;
+        try {
+            use = model.resources(in);
+        } catch (const Error &e) {
+            throw Error("chip backend: generated `" + chipsim::disassemble(in) + "` (" + ops[idx].what + ") does not fit " +
+                        t.name + ": " + e.what());
+        }
+        if (use.internal_bank_conflicts > 0 && t.conflict_policy == chipsim::ConflictPolicy::Error)
+            throw Error("chip backend: `" + chipsim::disassemble(in) + "` (" + ops[idx].what +
+                        ") reads and writes the same single-ported bank in the same cycles; on " + t.name +
+                        " a bank conflict is a compile error: place its operands in different banks");
+        std::vector<RowTouch> acc = touches(in, use, t);
+        int64_t start = 0;
+        if (ops[idx].after_preload) start = preload_end;
+        for (auto &a : acc) {
+            auto it = rows.find(a.key);
+            if (it == rows.end()) continue;
+            const int64_t off = a.at_end ? use.latency : a.offset;
+            start = std::max(start, it->second.ready - off);
+            if (a.write) start = std::max(start, it->second.last_read + 1 - off);
+        }
+        while (true) {
+            start = model.earliest_start(use, table, start);
+            auto c = model.conflict_at(use, table, start);
+            if (!c) break;
+            start = std::max(start + 1, c->held.end - (c->at - start));
+        }
+        chipsim::Placement pl = model.reserve(use, table, start, int32_t(idx));
+        for (auto &a : acc) {
+            RowState &st = rows[a.key];
+            const int64_t when = a.at_end ? pl.end : start + a.offset;
+            if (a.write) st.ready = a.at_end ? when : when + 1;
+            else st.last_read = std::max(st.last_read, when);
+        }
+        if (in.op == Opcode::DmaLoad && is_host_dma(in, t)) preload_end = std::max(preload_end, pl.end);
+        in.cycle = start;
+        out.push_back(in);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Instruction &a, const Instruction &b) { return a.cycle < b.cycle; });
+    return out;
+}
+
+std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+    const chipsim::Target &t = model.target();
+    struct RowState {
+        int32_t writer = -1;
+        std::vector<int32_t> readers;
+    };
+    std::unordered_map<int64_t, RowState> rows;
+    const size_t n = ops.size();
+    std::vector<chipsim::Queue> queue(n);
+    std::vector<int64_t> pos_in_queue(n);
+    std::map<chipsim::Queue, std::vector<int32_t>> queue_ops;
+    std::vector<std::vector<Instruction>> before(n), after(n);
+    struct Pair {
+        int semaphore = 0;
+        std::vector<int64_t> coverage; ///< Per signal: ops of the producer queue it covers.
+        size_t consumed = 0;
+    };
+    std::map<std::pair<chipsim::Queue, chipsim::Queue>, Pair> pairs;
+    int next_semaphore = 0;
+    for (size_t x = 0; x < n; ++x) {
+        const Instruction &in = ops[x].in;
+        const chipsim::ResourceUse use = model.resources(in);
+        queue[x] = queue_of(in);
+        pos_in_queue[x] = int64_t(queue_ops[queue[x]].size());
+        queue_ops[queue[x]].push_back(int32_t(x));
+        // The latest producer per other queue this op must wait for.
+        std::map<chipsim::Queue, int32_t> need;
+        auto depend = [&](int32_t y) {
+            if (y < 0 || queue[size_t(y)] == queue[x]) return;
+            auto it = need.find(queue[size_t(y)]);
+            if (it == need.end()) need[queue[size_t(y)]] = y;
+            else it->second = std::max(it->second, y);
+        };
+        std::vector<RowTouch> acc = touches(in, use, t);
+        for (auto &a : acc) {
+            auto it = rows.find(a.key);
+            if (it == rows.end()) continue;
+            depend(it->second.writer);
+            if (a.write)
+                for (int32_t r : it->second.readers) depend(r);
+        }
+        for (auto &[qa, y] : need) {
+            auto key = std::make_pair(qa, queue[x]);
+            auto [it, fresh] = pairs.try_emplace(key);
+            Pair &p = it->second;
+            if (fresh) {
+                if (next_semaphore >= t.semaphores)
+                    throw Error("chip backend: " + t.name + " has " + std::to_string(t.semaphores) +
+                                " semaphores, too few for one per pair of queues");
+                p.semaphore = next_semaphore++;
+            }
+            const int64_t pos = pos_in_queue[size_t(y)];
+            size_t s = 0;
+            while (s < p.coverage.size() && p.coverage[s] <= pos) ++s;
+            if (s == p.coverage.size()) {
+                Instruction sig;
+                sig.op = Opcode::SyncSignal;
+                sig.queue = qa;
+                sig.count = p.semaphore;
+                after[size_t(y)].push_back(sig);
+                p.coverage.push_back(pos + 1);
+            }
+            while (p.consumed <= s) {
+                Instruction w;
+                w.op = Opcode::SyncWait;
+                w.queue = queue[x];
+                w.count = p.semaphore;
+                before[x].push_back(w);
+                ++p.consumed;
+            }
+        }
+        for (auto &a : acc) {
+            RowState &st = rows[a.key];
+            if (a.write) {
+                st.writer = int32_t(x);
+                st.readers.clear();
+            } else {
+                st.readers.push_back(int32_t(x));
+            }
+        }
+    }
+    std::vector<Instruction> out;
+    out.reserve(n * 2);
+    for (size_t x = 0; x < n; ++x) {
+        for (auto &w : before[x]) out.push_back(w);
+        Instruction in = ops[x].in;
+        in.cycle = -1;
+        out.push_back(in);
+        for (auto &s : after[x]) out.push_back(s);
+    }
+    return out;
+}
+
+} // namespace tessera::internal::chip

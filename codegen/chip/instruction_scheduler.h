@@ -1,0 +1,42 @@
+#pragma once
+// Instruction scheduling for the chip code generator.
+//
+// Static targets (tsp-mini): a list scheduler. Instructions come in priority order (the order
+// the code generator emitted them: software-pipelined, planes interleaved); each is placed at
+// the earliest cycle at which the rows it reads have landed, the rows it writes are no longer
+// read, and every resource it holds is free — all three answered by chipsim's TimingModel
+// (latencies, per-row access times, bank/port/stream holds), never by a latency of our own. The
+// result is conflict-free by construction; the simulator confirms it.
+//
+// Dynamic targets (npu-edge): the hardware issues each queue in order and interlocks within a
+// queue; across queues only semaphores order instructions. Every cross-queue dependency (read
+// after write, write after read, write after write on a row or a weight buffer) gets a
+// sync.signal right after the producer and a sync.wait before the consumer, one semaphore per
+// ordered pair of queues, reusing an earlier signal when it already covers the producer.
+#include <string>
+#include <vector>
+
+#include "tessera/chipsim/isa.h"
+#include "tessera/chipsim/timing_model.h"
+
+namespace tessera::internal::chip {
+
+/// An instruction as the code generator emits it.
+struct ChipOp {
+    chipsim::Instruction in;
+    /// Start no earlier than the end of every host dma.load emitted before it (kernels whose
+    /// data is all preloaded, so the kernel's cycles measure the kernel alone).
+    bool after_preload = false;
+    /// What it does, for error messages ("A tile k=2", "C staging").
+    std::string what;
+};
+
+/// Assigns issue cycles (static targets); returns the instructions sorted by cycle. Throws
+/// tessera::Error when an instruction's own operands collide on a single-ported bank (a bank
+/// conflict is a compile error on static targets).
+std::vector<chipsim::Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);
+
+/// Inserts semaphores for cross-queue dependencies (dynamic targets).
+std::vector<chipsim::Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);
+
+} // namespace tessera::internal::chip

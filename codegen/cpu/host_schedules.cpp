@@ -1,0 +1,116 @@
+// The host library schedules (host_schedules.h). Sizes are chosen for the vector width the
+// host has (16 fp32 lanes with AVX-512, 8 with AVX2).
+#include "tessera/codegen/host_schedules.h"
+
+#include <algorithm>
+
+#include "tessera/codegen/host_features.h"
+#include "tessera/error.h"
+
+namespace tessera::host_schedules {
+
+Func find_func(const Pipeline &p, const std::string &name) {
+    std::string names;
+    for (const Func &f : p.functions()) {
+        if (f.name() == name) return f;
+        names += (names.empty() ? "" : ", ") + f.name();
+    }
+    throw Error("host schedule: the pipeline has no Func '" + name + "' (it has " + names + ")");
+}
+
+namespace {
+
+/// The largest of `candidates` that divides n, or n itself.
+int64_t dividing_block(int64_t n, std::initializer_list<int64_t> candidates) {
+    for (int64_t c : candidates)
+        if (c <= n && n % c == 0) return c;
+    return n;
+}
+
+} // namespace
+
+void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name) {
+    Func C = find_func(p, name);
+    const int lanes = host_features().float_lanes();
+    const int tile_j = 2 * lanes, tile_i = lanes >= 16 ? 8 : 6;
+    Var i("i"), j("j"), io("io"), jo("jo"), ii("ii"), ji("ji");
+    C.vectorize(j, lanes).parallel(i);
+    Stage u = C.update();
+    if (N < tile_j || M < tile_i) {
+        // Too small to tile: vectorize the rows, k inside.
+        u.vectorize(j, lanes).parallel(i);
+        return;
+    }
+    const int64_t kc = dividing_block(K, {256, 512, 384, 192, 128, 64});
+    u.split(j, jo, ji, tile_j).split(i, io, ii, tile_i);
+    if (kc < K) {
+        u.split(VarOrRVar("k"), VarOrRVar("ko"), VarOrRVar("ki"), static_cast<int>(kc));
+        u.reorder({jo, VarOrRVar("ko"), io, VarOrRVar("ki"), ii, ji});
+    } else {
+        u.reorder({jo, io, VarOrRVar("k"), ii, ji});
+    }
+    u.vectorize(ji, lanes).unroll(ji).unroll(ii).parallel(jo);
+}
+
+void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_height, int64_t out_width, bool depthwise,
+            const std::string &name) {
+    Func out = find_func(p, name);
+    for (const Func &f : p.functions())
+        if (f.name() == name + "_padded") {
+            // Pad once, row by row; the convolution then reads plain memory.
+            Func padded = f;
+            std::vector<std::string> args = padded.args();
+            padded.compute_root().parallel(Var(args[1])).vectorize(Var(args.back()), host_features().float_lanes());
+        }
+    const int lanes = host_features().float_lanes();
+    Var n("n"), c("c"), y("y"), x("x"), co("co"), ci("ci"), xo("xo"), xi("xi");
+    const VarOrRVar rx("r.x"), ry("r.y"), rz("r.z");
+    if (nhwc) {
+        out.vectorize(c, lanes).parallel(y);
+        Stage u = out.update();
+        if (!depthwise && out_channels % lanes == 0 && out_width % 4 == 0) {
+            // Pixels × channel vectors: 4 pixels × up to 4 vectors of channels in registers.
+            const int64_t cb = std::min<int64_t>(out_channels, 4 * lanes);
+            u.split(c, co, ci, static_cast<int>(cb)).split(x, xo, xi, 4);
+            u.reorder({n, y, co, xo, rz, ry, rx, xi, ci});
+            u.vectorize(ci, lanes).unroll(ci).unroll(xi).parallel(y);
+        } else {
+            u.vectorize(c, lanes).parallel(y);
+        }
+        return;
+    }
+    // NCHW
+    const int width = out_width % 8 == 0 && lanes >= 8 ? 8 : lanes;
+    out.vectorize(x, width).parallel(c);
+    Stage u = out.update();
+    if (!depthwise && out_channels % 4 == 0 && out_width % width == 0 && out_width <= 8 * width) {
+        // 4 output channels × a whole row of vectors: the row's pixels come from one load per
+        // vector and tap, shared by the 4 channels.
+        u.split(c, co, ci, 4);
+        u.reorder({n, co, y, rx, ry, rz, ci, x});
+        u.vectorize(x, width).unroll(x).unroll(ci).parallel(co);
+    } else {
+        u.vectorize(x, width).parallel(c);
+    }
+}
+
+void rowwise(const Pipeline &p) {
+    const int lanes = host_features().float_lanes();
+    for (const Func &f0 : p.functions()) {
+        Func f = f0;
+        bool is_output = false;
+        for (const Func &o : p.outputs()) is_output |= o.name() == f.name();
+        if (!is_output && f.num_updates() == 0) continue; // pure helpers stay inlined
+        std::vector<std::string> args = f.args();
+        if (!is_output) f.compute_root();
+        if (args.empty()) continue;
+        f.parallel(Var(args[0]));
+        if (args.size() >= 2) f.vectorize(Var(args.back()), lanes);
+        for (int u = 0; u < f.num_updates(); ++u) {
+            f.update(u).parallel(Var(args[0]));
+            if (args.size() >= 2) f.update(u).vectorize(Var(args.back()), lanes);
+        }
+    }
+}
+
+} // namespace tessera::host_schedules

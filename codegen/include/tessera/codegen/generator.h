@@ -1,0 +1,67 @@
+#pragma once
+// Generators: pipelines a program registers by name, so that Tessera's generator driver (a
+// `main` in the library Tessera::tessera_generator, in the style of Halide's GenGen) can turn
+// them into kernel libraries at build time. With CMake:
+//
+//   // kernels.cpp
+//   #include <tessera/tessera.h>
+//   #include <tessera/codegen/generator.h>
+//   TESSERA_REGISTER_GENERATOR(matmul, [] {
+//       tessera::Input A(tessera::Float(32), {256, 256}, "A"), B(tessera::Float(32), {256, 256}, "B");
+//       tessera::Func C = tessera::ops::matmul(A, B);
+//       return tessera::GeneratedPipeline{C};
+//   });
+//
+//   # CMakeLists.txt
+//   find_package(Tessera REQUIRED)
+//   tessera_add_generator(kernels.generator SOURCES kernels.cpp)
+//   tessera_add_library(matmul FROM kernels.generator GENERATOR matmul TARGET host)
+//   target_link_libraries(app PRIVATE matmul)   # app.c includes "matmul.h"
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessera/codegen/compiled_kernel.h"
+#include "tessera/func.h"
+
+namespace tessera {
+
+/// What a generator produces: the pipeline (scheduled as it should run), optionally fixed
+/// output shapes (empty: extents are taken from the output buffers at call time) and code
+/// generation options.
+struct GeneratedPipeline {
+    GeneratedPipeline(Pipeline p, std::vector<std::vector<int64_t>> shapes = {}, CpuOptions o = {})
+        : pipeline(std::move(p)), output_shapes(std::move(shapes)), options(std::move(o)) {}
+    GeneratedPipeline(Func f, std::vector<std::vector<int64_t>> shapes = {}, CpuOptions o = {})
+        : GeneratedPipeline(Pipeline(std::move(f)), std::move(shapes), std::move(o)) {}
+    Pipeline pipeline;
+    std::vector<std::vector<int64_t>> output_shapes;
+    CpuOptions options;
+};
+
+using GeneratorFn = std::function<GeneratedPipeline()>;
+
+/// Registers a generator; a second registration of a name throws tessera::Error.
+void register_generator(const std::string &name, GeneratorFn fn);
+/// The registered names, sorted.
+std::vector<std::string> generator_names();
+/// Runs the generator `name`; throws tessera::Error listing the registered names if unknown.
+GeneratedPipeline run_generator(const std::string &name);
+
+/// Registers from a static initializer (see TESSERA_REGISTER_GENERATOR).
+struct GeneratorRegistration {
+    GeneratorRegistration(const std::string &name, GeneratorFn fn) { register_generator(name, std::move(fn)); }
+};
+
+/// The generator driver's command line, for drivers of one's own:
+///   <program> -g NAME -o DIR [-f FUNCTION] [target=host] | --list | --help
+/// Writes DIR/lib<FUNCTION>.a and DIR/<FUNCTION>.h (FUNCTION defaults to NAME). Returns the
+/// process exit code; errors are printed as "tessera: error: ...".
+int generator_main(int argc, char **argv);
+
+} // namespace tessera
+
+/// Registers `fn` (a callable returning GeneratedPipeline) as the generator NAME.
+#define TESSERA_REGISTER_GENERATOR(NAME, ...) \
+    static const ::tessera::GeneratorRegistration tessera_generator_registration_##NAME(#NAME, __VA_ARGS__)

@@ -1,0 +1,37 @@
+#pragma once
+// Library schedules for the host CPU: the hand schedules Tessera ships for the operator
+// library's ops (tessera::ops), written with the ordinary scheduling directives. The CLI
+// (`tessera run ... --target host`), the tests, the benchmarks and kernel libraries use them.
+// Each takes the pipeline an op built (finding its Funcs by the op's documented names) and
+// the problem's sizes, and records directives on it; none changes what is computed.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/func.h"
+
+namespace tessera::host_schedules {
+
+/// fp32 C = ops::matmul(A, B) (Func `name`, Vars i, j, RDom k) of an [M, K] by [K, N] product:
+/// a register tile of 8 rows × 2 vectors of columns accumulated over a block of k (the
+/// "micro-kernel": 16 vector accumulators that LLVM keeps in registers), k blocked for the
+/// caches, and parallel strips of columns.
+void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name = "matmul");
+
+/// conv2d (ops::conv2d, Func `name`, NCHW Vars n,c,y,x or NHWC n,y,x,c, RDom r = (ci, ky, kx))
+/// producing [N, O, OH, OW] (NCHW) or [N, OH, OW, O] (NHWC): the padded input computed once,
+/// a register tile of output channels × a vector of pixels (NCHW) or of pixels × vectors of
+/// channels (NHWC), the reduction inside it, parallel over output rows. Depthwise convolutions
+/// (groups == channels) vectorize along the row instead.
+void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_height, int64_t out_width, bool depthwise,
+            const std::string &name = "conv2d");
+
+/// Row-wise ops (softmax, layernorm, attention's pieces, element-wise chains): every Func
+/// with an update is computed at the root with its outermost dimension in parallel and its
+/// innermost vectorized when it has two or more dimensions; pure Funcs stay inlined.
+void rowwise(const Pipeline &p);
+
+/// The Func of the pipeline called `name`; throws tessera::Error listing the names if absent.
+Func find_func(const Pipeline &p, const std::string &name);
+
+} // namespace tessera::host_schedules
