@@ -18,6 +18,7 @@
 #include "tessera/ir_printer.h"
 #include "tessera/ir_visitor.h"
 #include "tessera/reference.h"
+#include "tessera/tessera.h" // the umbrella header must compile on its own terms too
 
 using namespace tessera;
 
@@ -357,4 +358,38 @@ TEST(Boundary, PaddedBoxFilterOverAFunc) {
     Buffer<int16_t> c = evaluate_reference(clamped, {H, W}, {{A, a}});
     for (int yy = 0; yy < H; ++yy)
         for (int xx = 0; xx < W; ++xx) EXPECT_EQ(c(yy, xx), 2 * a(std::clamp(yy, 1, 2), xx));
+}
+
+TEST(FuncMeaning, RepeatedAssignmentIsAnUpdate) {
+    Var x("x");
+    Func f("f");
+    f(x) = x;
+    f(x) = f(x) * 2; // as in Halide: a second `=` adds an update, it does not redefine f
+    f(0) = 100;
+    EXPECT_EQ(f.num_updates(), 2);
+    Buffer<int32_t> out = evaluate_reference(f, {4});
+    EXPECT_EQ(out(0), 100);
+    for (int k = 1; k < 4; ++k) EXPECT_EQ(out(k), 2 * k);
+}
+
+TEST(FuncMeaning, TheUsersViewExampleOfTheDesign) {
+    // DESIGN.md section 1, at a smaller size: algorithm, schedule, realize on the reference.
+    Input A(Float(32), {24, 16}, "A"), B(Float(32), {16, 20}, "B");
+    Var i("i"), j("j");
+    RDom k(0, 16, "k");
+    Func C("C");
+    C(i, j) = 0.0f;
+    C(i, j) += A(i, k) * B(k, j);
+    Var io("io"), jo("jo"), ii("ii"), ji("ji");
+    C.update().tile(i, j, io, jo, ii, ji, 8, 8).vectorize(ji, 4).parallel(io);
+    Buffer<float> a({24, 16}), b({16, 20});
+    a.fill_random(1);
+    b.fill_random(2);
+    Buffer<float> ref = C.realize({24, 20}, {{A, a}, {B, b}}, Target::reference());
+    for (int r = 0; r < 24; ++r)
+        for (int c = 0; c < 20; ++c) {
+            float expected = 0.0f;
+            for (int kk = 0; kk < 16; ++kk) expected += a(r, kk) * b(kk, c);
+            EXPECT_FLOAT_EQ(ref(r, c), expected);
+        }
 }

@@ -23,7 +23,8 @@ struct ReductionDomainContents;
 } // namespace internal
 
 /// A pure variable of a Func (an Int(32) loop index). Two Vars with the same name are the
-/// same variable. A default-constructed Var gets a fresh unique name.
+/// same variable. A default-constructed Var gets a fresh unique name ("_v0", "_v1", ...; a
+/// leading underscore keeps them apart from names users write).
 class Var {
 public:
     Var();
@@ -57,7 +58,15 @@ private:
 
 /// A reduction domain: one or more dimensions, each [min, min + extent), iterated with the
 /// first dimension innermost (as Halide does), optionally restricted by where-predicates.
-/// Extents may be Exprs of Params.
+/// Mins and extents are integer constants or Exprs of Params (never of Vars, RVars, Funcs or
+/// Inputs); a constant extent must not be negative.
+///
+/// Names: the RVar of a one-dimensional RDom carries the RDom's own name (`RDom k(0, 256, "k")`
+/// reads as `k` in printed IR, errors and schedules); the RVars of a multi-dimensional RDom r
+/// are r.x, r.y, r.z, r.w, then r.4, r.5, ...; an unnamed RDom gets a unique name "_r<n>".
+/// where() must be called before a definition uses the RDom. A predicate may use this RDom's
+/// RVars, Params, Funcs, Inputs and the pure Vars of the update it is used in (`r.where(r <= i)`
+/// gives a triangular domain per i).
 class RDom {
 public:
     RDom() = default;
@@ -129,6 +138,8 @@ public:
     template <typename... Args> Expr operator()(Expr first, Args... rest) const {
         return (*this)(std::vector<Expr>{first, Expr(rest)...});
     }
+    /// The element of a zero-dimensional Input.
+    Expr operator()() const { return (*this)(std::vector<Expr>{}); }
 
     const std::shared_ptr<const internal::InputContents> &contents() const { return contents_; }
 
@@ -160,7 +171,19 @@ private:
 // ---- end scheduling ---------------------------------------------------------------------------
 
 /// `f(x, y)` on either side of a definition. As an rvalue it is a Call to f; as an lvalue it
-/// adds a pure definition (`=` with only Vars as arguments) or an update.
+/// adds a definition:
+/// - `=` on a Func without a definition is its pure definition: the arguments must be
+///   distinct Vars, the value may use only those Vars (and Params, Inputs, other defined
+///   Funcs), and its type becomes the Func's type.
+/// - `=` on a defined Func adds an update, as in Halide (`f(x) = max(f(x), g(r))`). Arguments
+///   are int32 coordinates (narrower integers widen; floats and int64 need cast<int>()); a pure
+///   Var may appear only as itself in its own position; the value converts to the Func's type
+///   by the assignment rule of ir_operator.h (never narrowing); RVars must come from one RDom.
+/// - `+=`, `-=`, `*=`, `/=` are updates `f(args) = f(args) op value`; on a Func without a
+///   definition they first define it as 0 (for + and -) or 1 (for * and /) of the value's
+///   type, over the Vars standing in the arguments (other positions get Vars "_<position>").
+/// - A Func used in another Func's definition takes no more updates (they would silently
+///   change the consumer).
 class FuncRef {
 public:
     FuncRef(std::shared_ptr<internal::FunctionContents> func, std::vector<Expr> args);
