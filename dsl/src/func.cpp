@@ -508,10 +508,21 @@ Stage define_compound(const std::shared_ptr<FunctionContents> &f, const std::vec
                       int identity, const char *op, Expr (*combine)(Expr, Expr)) {
     if (!value.defined())
         throw Error("the value of " + f->name + "(" + join(args) + ") " + op + " ... is an undefined Expr");
-    if (!f->defined()) define_pure(f, implicit_pure_args(args), make_const(value.type(), int64_t{identity}));
-    // Check the left-hand side before reading f there, so its errors speak of the update.
-    const std::vector<Expr> coords = checked_update_args(*f, args);
-    return define_update(f, coords, combine(FuncRef(f, coords), value));
+    const bool was_defined = f->defined();
+    if (!was_defined) define_pure(f, implicit_pure_args(args), make_const(value.type(), int64_t{identity}));
+    try {
+        // Check the left-hand side before reading f there, so its errors speak of the update.
+        const std::vector<Expr> coords = checked_update_args(*f, args);
+        return define_update(f, coords, combine(FuncRef(f, coords), value));
+    } catch (const Error &) {
+        // A failed `f(...) += v` leaves f as it was, so a caller that catches can go on.
+        if (!was_defined) {
+            f->init = Definition{};
+            f->args.clear();
+            f->type = Type();
+        }
+        throw;
+    }
 }
 } // namespace
 

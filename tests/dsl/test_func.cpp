@@ -126,6 +126,11 @@ TEST(Func, CompoundAssignmentDefinesTheIdentityFirst) {
     prod(i) *= A(i, r);
     EXPECT_TRUE(equal(prod.value(), Expr(1.0f)));
 
+    // A failed compound definition leaves the Func undefined.
+    Func bad("bad");
+    EXPECT_THROW(bad(cast<float>(Expr(i))) += 1, Error);
+    EXPECT_FALSE(bad.defined());
+
     // Non-Var positions get implicit pure Vars named by position.
     Var x("x");
     Func h("h");
