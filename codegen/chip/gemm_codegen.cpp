@@ -191,7 +191,6 @@ struct Emitter {
         Instruction in;
         in.op = Opcode::MxmLw;
         in.dtype = kk.in_dtype;
-        in.out_dtype = kk.in_dtype;
         in.mxm = plane;
         in.buffer = buffer;
         in.tiles = {w};
@@ -201,7 +200,6 @@ struct Emitter {
         Instruction in;
         in.op = Opcode::MxmMm;
         in.dtype = kk.in_dtype;
-        in.out_dtype = kk.in_dtype;
         in.mxm = plane;
         in.buffer = buffer;
         in.accumulate = accumulate;
@@ -214,7 +212,7 @@ struct Emitter {
         in.dtype = kk.acc_dtype;
         in.out_dtype = kk.acc_dtype;
         in.has_out_dtype = true;
-        in.mxm = plane;
+        (void)plane; // the accumulator bank names the plane
         in.tiles = {dst, acc};
         emit(in, "drain", ap);
     }

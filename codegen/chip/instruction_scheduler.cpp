@@ -27,7 +27,8 @@ struct RowTouch {
 int64_t row_key(int memory, int64_t row) { return (int64_t(memory) << 40) | row; }
 
 /// The rows an instruction reads and writes, with their times, from the timing model's access
-/// description; weight buffers count as rows of a pseudo-memory after the real ones.
+/// description; weight buffers count as rows of a pseudo-memory after the real ones (the same
+/// convention as chipsim's hazard checker, which confirms every schedule made here).
 std::vector<RowTouch> touches(const Instruction &in, const chipsim::ResourceUse &use, const chipsim::Target &t) {
     std::vector<RowTouch> out;
     for (auto &a : use.accesses) {
@@ -39,9 +40,11 @@ std::vector<RowTouch> touches(const Instruction &in, const chipsim::ResourceUse 
     const int wspace = int(t.memories.size());
     if (in.op == Opcode::MxmLw)
         out.push_back({row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer), 0, true, true});
-    if (in.op == Opcode::MxmMm)
-        out.push_back({row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer),
-                       std::max<int64_t>(0, use.issue_cycles - 1), false, false});
+    if (in.op == Opcode::MxmMm) { // the weights are read from the first to the last activation row
+        const int64_t w = row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer);
+        out.push_back({w, 0, false, false});
+        out.push_back({w, std::max<int64_t>(0, use.issue_cycles - 1), false, false});
+    }
     return out;
 }
 
@@ -100,8 +103,8 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
             auto it = rows.find(a.key);
             if (it == rows.end()) continue;
             const int64_t off = a.at_end ? use.latency : a.offset;
-            start = std::max(start, it->second.ready - off);
-            if (a.write) start = std::max(start, it->second.last_read + 1 - off);
+            if (it->second.ready != INT64_MIN) start = std::max(start, it->second.ready - off);
+            if (a.write && it->second.last_read != INT64_MIN) start = std::max(start, it->second.last_read + 1 - off);
         }
         while (true) {
             start = model.earliest_start(use, table, start);
