@@ -1,0 +1,74 @@
+// Matmul with fused VXM epilogues (bias add, ReLU, GELU) and batched matmul, on both chips.
+#include "chip_test_util.h"
+
+namespace tessera {
+namespace {
+
+using test::expect_matches_reference;
+
+class ChipFused : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ChipFused, Int8MatmulBiasRelu) {
+    const std::string chip = GetParam();
+    Input A(Int(8), {70, 96}, "A"), B(Int(8), {96, 80}, "B"), bias(Int(32), {80}, "bias");
+    Func out = ops::relu(ops::add(ops::matmul(A, B), bias));
+    Buffer<> a(Int(8), {70, 96}), b(Int(8), {96, 80}), c(Int(32), {80});
+    a.fill_random(1);
+    b.fill_random(2);
+    c.fill_random(3);
+    ChipResult r = expect_matches_reference(Pipeline(out), {70, 80}, {{A, a}, {B, b}, {bias, c}}, chip, Int(8));
+    EXPECT_NE(r.program.assembly.find("vxm.add.int32"), std::string::npos) << r.program.assembly;
+    EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos);
+}
+
+TEST_P(ChipFused, Bf16MatmulBiasGelu) {
+    const std::string chip = GetParam();
+    Input A(BFloat(16), {64, 64}, "A"), B(BFloat(16), {64, 96}, "B"), bias(Float(32), {96}, "bias");
+    Func out = ops::gelu(ops::add(ops::matmul(A, B), bias), ops::GeluApproximation::Tanh);
+    Buffer<> a(BFloat(16), {64, 64}), b(BFloat(16), {64, 96}), c(Float(32), {96});
+    a.fill_random(4);
+    b.fill_random(5);
+    c.fill_random(6);
+    ChipResult r = expect_matches_reference(Pipeline(out), {64, 96}, {{A, a}, {B, b}, {bias, c}}, chip, BFloat(16), 64);
+    EXPECT_NE(r.program.assembly.find("tanh"), std::string::npos);
+}
+
+TEST_P(ChipFused, BatchedMatmul) {
+    const std::string chip = GetParam();
+    Input A(Int(8), {3, 40, 64}, "A"), B(Int(8), {3, 64, 72}, "B");
+    Func C = ops::matmul(A, B);
+    Buffer<> a(Int(8), {3, 40, 64}), b(Int(8), {3, 64, 72});
+    a.fill_random(7);
+    b.fill_random(8);
+    expect_matches_reference(Pipeline(C), {3, 40, 72}, {{A, a}, {B, b}}, chip, Int(8));
+}
+
+TEST_P(ChipFused, BatchedMatmulSharedWeights) {
+    const std::string chip = GetParam();
+    Input A(BFloat(16), {2, 33, 32}, "A"), B(BFloat(16), {32, 40}, "B");
+    Func C = ops::matmul(A, B);
+    Buffer<> a(BFloat(16), {2, 33, 32}), b(BFloat(16), {32, 40});
+    a.fill_random(9);
+    b.fill_random(10);
+    expect_matches_reference(Pipeline(C), {2, 33, 40}, {{A, a}, {B, b}}, chip, BFloat(16), 32);
+}
+
+TEST_P(ChipFused, FuncRealizeGoesThroughTheChip) {
+    const std::string chip = GetParam();
+    Input A(Int(8), {32, 64}, "A"), B(Int(8), {64, 64}, "B");
+    Func C = ops::matmul(A, B);
+    Buffer<> a(Int(8), {32, 64}), b(Int(8), {64, 64});
+    a.fill_random(21);
+    b.fill_random(22);
+    Buffer<> got = C.realize({32, 64}, {{A, a}, {B, b}}, Target::named(chip));
+    Buffer<> ref = C.realize({32, 64}, {{A, a}, {B, b}}, Target::reference());
+    EXPECT_TRUE(compare(got, ref).equal);
+    EXPECT_EQ(last_chip_result().report.target, chip);
+    EXPECT_GT(last_chip_result().report.macs, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Chips, ChipFused, ::testing::Values("tsp-mini", "npu-edge"),
+                         [](const auto &info) { return info.param == "tsp-mini" ? "tsp_mini" : "npu_edge"; });
+
+} // namespace
+} // namespace tessera
