@@ -49,11 +49,21 @@ public:
     TileRef get(const std::string &key, int64_t time, const std::function<std::optional<TileRef>()> &place, bool &fresh) {
         fresh = false;
         if (auto it = resident_.find(key); it != resident_.end()) return it->second;
+        TileRef t = make_room(time, place, key);
+        resident_[key] = t;
+        fresh = true;
+        return t;
+    }
+
+    /// A tile that is not cached (a drained result, an epilogue temporary); when `place` finds
+    /// no room, retired tiles and then cached tiles not needed at `time` make way.
+    TileRef make_room(int64_t time, const std::function<std::optional<TileRef>()> &place, const std::string &what) {
         while (true) {
-            if (auto t = place()) {
-                resident_[key] = *t;
-                fresh = true;
-                return *t;
+            if (auto t = place()) return *t;
+            if (!retired_.empty()) {
+                alloc_.release(retired_.front());
+                retired_.erase(retired_.begin());
+                continue;
             }
             std::string victim;
             int64_t best = -1;
@@ -67,12 +77,16 @@ public:
                 }
             }
             if (victim.empty())
-                throw Error("chip backend: the tiles one step needs do not fit in on-chip memory (placing " + key +
+                throw Error("chip backend: the tiles one step needs do not fit in on-chip memory (placing " + what +
                             "); use a smaller tile");
             alloc_.release(resident_[victim]);
             resident_.erase(victim);
         }
     }
+
+    /// Hands back a tile once nothing placed later needs its space: it stays allocated (so later
+    /// tiles do not wait for its last reader) until space runs out.
+    void retire(const TileRef &t) { retired_.push_back(t); }
 
     /// Releases every resident tile with no use after `time`.
     void release_dead(int64_t time) {
@@ -97,6 +111,7 @@ private:
     BankAllocator &alloc_;
     std::map<std::string, TileRef> resident_;
     std::map<std::string, std::vector<int64_t>> uses_;
+    std::vector<TileRef> retired_;
 };
 
 TileRef prefix(TileRef t, int64_t rows) {
@@ -427,7 +442,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                     throw Error("chip backend: MEM bank " + std::to_string(kk.stage_bank) + " (store_in) has no room for a " +
                                 std::to_string(rows * e.rpa) + "-row output tile");
             } else {
-                st = place_interleaved(rows * e.rpa, 1, int(x % 2));
+                st = cache.make_room(int64_t(w), [&] { return place_interleaved(rows * e.rpa, 1, int(x % 2)); }, "an output tile");
             }
             if (!st) throw Error("chip backend: no room in MEM for an output tile of " + std::to_string(rows * e.rpa) + " rows");
             e.drain(j.plane, *st, accs[x - w], ap);
@@ -442,14 +457,15 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                                                                 " (store_in of the output) has no room for " +
                                                                 std::to_string(r) + " rows");
                                             } else {
-                                                tr = place_interleaved(r, h, 0);
+                                                tr = cache.make_room(int64_t(w), [&] { return place_interleaved(r, h, 0); },
+                                                                     "an epilogue tile");
                                             }
                                             if (!tr) throw Error("chip backend: no room in MEM for an epilogue tile");
                                             return *tr;
                                         },
                                         temps, ap);
             e.store(e.out_view("C", {true, true, true}, j.g, j.mc * R, rows, j.nb * e.nu), result, "C tile");
-            for (auto &tr : temps) e.alloc.release(tr);
+            for (auto &tr : temps) cache.retire(tr);
         }
         cache.release_dead(int64_t(w));
     }
@@ -549,8 +565,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                            "epilogue operand");
                 operands.push_back(op);
             }
-            auto st = flat(rows * e.rpa);
-            if (!st) throw Error("chip backend: no room in " + spad->name + " for an output tile");
+            std::optional<TileRef> st = cache.make_room(time, [&] { return flat(rows * e.rpa); }, "an output tile");
             TileRef acc;
             acc.memory = acc_mem->name;
             acc.base = base + c * TM;
@@ -559,13 +574,11 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
             std::vector<TileRef> temps{*st};
             TileRef result = e.epilogue(*st, operands, rows * e.rpa,
                                         [&](int64_t r, bool, int) {
-                                            auto tr = flat(r);
-                                            if (!tr) throw Error("chip backend: no room in SPAD for an epilogue tile");
-                                            return *tr;
+                                            return cache.make_room(time, [&] { return flat(r); }, "an epilogue tile");
                                         },
                                         temps, false);
             e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu), result, "C tile");
-            for (auto &tr : temps) e.alloc.release(tr);
+            for (auto &tr : temps) cache.retire(tr);
         }
         cache.release_dead(time);
         ++time;
