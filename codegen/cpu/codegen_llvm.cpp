@@ -142,6 +142,8 @@ private:
     // --- values ---
     CValue codegen(const Expr &e);
     void codegen(const Stmt &s);
+    /// An Int(32) value in the 64-bit form address arithmetic uses (wide) or back in 32 bits.
+    CValue to_index_width(const CValue &v, bool wide);
     CValue uniform(llvm::Value *v, int64_t multiple = 1) const;
     CValue make_ramp(llvm::Value *base, int64_t stride, int lanes, int64_t multiple);
     CValue general(llvm::Value *v) const;
@@ -197,6 +199,12 @@ private:
     std::map<std::string, std::vector<BufferSym>> buffers_;
     int lanes_ = 1;                ///< lanes of the vector loop being emitted (1 outside)
     llvm::Value *mask_ = nullptr;  ///< lanes that run, inside a lane-varying if (null: all)
+
+    /// Inside address arithmetic (a Load/Store index or an index let): signed integer +, -, *
+    /// get `nsw`, which lets LLVM's alias analysis tell neighbouring elements apart (so
+    /// accumulators can stay in registers). An overflowing index would be out of bounds anyway.
+    int index_math_ = 0;
+    std::set<std::string> index_lets_;
 
     std::vector<std::string> messages_;
     int task_counter_ = 0;
@@ -289,9 +297,8 @@ llvm::Value *CodeGenCPU::convert(Type from, Type to, llvm::Value *v) {
         return b_.CreateZExt(v, dst);
     }
     if (from.is_integer() && to.is_integer()) {
-        if (to.bits() > from.bits()) return from.is_int() ? b_.CreateSExt(v, dst) : b_.CreateZExt(v, dst);
-        if (to.bits() < from.bits()) return b_.CreateTrunc(v, dst);
-        return v;
+        // (An Int(32) may arrive in its 64-bit index form, hence the width-agnostic cast.)
+        return b_.CreateIntCast(v, dst, from.is_int());
     }
     if (from.is_integer() && to.is_float()) {
         llvm::Value *f = from.is_int() ? b_.CreateSIToFP(v, dst) : b_.CreateUIToFP(v, dst);
@@ -330,7 +337,22 @@ CValue CodeGenCPU::codegen(const Expr &e) {
     value_ = CValue();
     e.accept(this);
     if (!value_.v) throw InternalError("codegen_llvm: no value for " + to_string(e));
+    // Address arithmetic is done in 64 bits: with no sign extension between the terms of an
+    // index, LLVM's alias analysis sees that C[i*N + j] and C[i*N + j + 16] are different
+    // elements, so an accumulator tile can stay in registers across a reduction loop.
+    if (index_math_ > 0 && e.type() == Int(32)) value_ = to_index_width(value_, true);
     return value_;
+}
+
+CValue CodeGenCPU::to_index_width(const CValue &v, bool wide) {
+    llvm::Type *scalar = v.v->getType()->getScalarType();
+    const unsigned want = wide ? 64 : 32;
+    if (!scalar->isIntegerTy() || scalar->getIntegerBitWidth() == want) return v;
+    llvm::Type *t = b_.getIntNTy(want);
+    if (v.is_ramp()) return make_ramp(b_.CreateSExtOrTrunc(v.ramp_base, t), v.ramp_stride, v.lanes, v.multiple);
+    CValue r = v;
+    r.v = b_.CreateSExtOrTrunc(v.v, v.lanes == 1 ? t : (llvm::Type *)llvm::FixedVectorType::get(t, static_cast<unsigned>(v.lanes)));
+    return r;
 }
 
 void CodeGenCPU::codegen(const Stmt &s) {
@@ -407,7 +429,11 @@ void CodeGenCPU::visit(const FloatImm *op) {
     value_ = uniform(llvm::ConstantFP::get(value_type(op->type), op->value));
 }
 
-void CodeGenCPU::visit(const Variable *op) { value_ = lookup_var(op->name); }
+void CodeGenCPU::visit(const Variable *op) {
+    value_ = lookup_var(op->name);
+    // An index let is bound in its 64-bit form; elsewhere an Int(32) variable reads as 32 bits.
+    if (index_math_ == 0 && op->type == Int(32)) value_ = to_index_width(value_, false);
+}
 
 void CodeGenCPU::visit(const Cast *op) {
     CValue v = codegen(op->value);
@@ -469,12 +495,13 @@ void CodeGenCPU::arith(Arith op, const Expr &ea, const Expr &eb, Type t) {
         llvm::Value *base_a = a.is_ramp() ? a.ramp_base : a.v;
         llvm::Value *base_b = b.is_ramp() ? b.ramp_base : b.v;
         const int lanes = std::max(a.lanes, b.lanes);
+        const bool nsw = index_math_ > 0 && t.is_int();
         if (op == Arith::Add) {
-            value_ = make_ramp(b_.CreateAdd(base_a, base_b), a.ramp_stride + b.ramp_stride, lanes, gcd64(a.multiple, b.multiple));
+            value_ = make_ramp(b_.CreateAdd(base_a, base_b, "", false, nsw), a.ramp_stride + b.ramp_stride, lanes, gcd64(a.multiple, b.multiple));
             return;
         }
         if (op == Arith::Sub) {
-            value_ = make_ramp(b_.CreateSub(base_a, base_b), a.ramp_stride - b.ramp_stride, lanes, gcd64(a.multiple, b.multiple));
+            value_ = make_ramp(b_.CreateSub(base_a, base_b, "", false, nsw), a.ramp_stride - b.ramp_stride, lanes, gcd64(a.multiple, b.multiple));
             return;
         }
         if (op == Arith::Mul) {
@@ -483,7 +510,7 @@ void CodeGenCPU::arith(Arith op, const Expr &ea, const Expr &eb, Type t) {
             if (scale.uniform()) {
                 if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(scale.v)) {
                     const int64_t k = c->getSExtValue();
-                    value_ = make_ramp(b_.CreateMul(ramp.ramp_base, scale.v), ramp.ramp_stride * k, lanes, ramp.multiple * k);
+                    value_ = make_ramp(b_.CreateMul(ramp.ramp_base, scale.v, "", false, nsw), ramp.ramp_stride * k, lanes, ramp.multiple * k);
                     return;
                 }
             }
@@ -512,10 +539,11 @@ void CodeGenCPU::arith(Arith op, const Expr &ea, const Expr &eb, Type t) {
         r = round_to(t, r);
     } else {
         const bool s = t.is_int();
+        const bool nsw = index_math_ > 0 && s;
         switch (op) {
-        case Arith::Add: r = b_.CreateAdd(x, y); multiple = gcd64(a.multiple, b.multiple); break;
-        case Arith::Sub: r = b_.CreateSub(x, y); multiple = gcd64(a.multiple, b.multiple); break;
-        case Arith::Mul: r = b_.CreateMul(x, y); multiple = a.multiple * b.multiple; break;
+        case Arith::Add: r = b_.CreateAdd(x, y, "", false, nsw); multiple = gcd64(a.multiple, b.multiple); break;
+        case Arith::Sub: r = b_.CreateSub(x, y, "", false, nsw); multiple = gcd64(a.multiple, b.multiple); break;
+        case Arith::Mul: r = b_.CreateMul(x, y, "", false, nsw); multiple = a.multiple * b.multiple; break;
         case Arith::Div: r = int_div_mod(true, s, x, y); break;
         case Arith::Mod: r = int_div_mod(false, s, x, y); break;
         case Arith::Min: r = b_.CreateSelect(s ? b_.CreateICmpSLT(x, y) : b_.CreateICmpULT(x, y), x, y); break;
@@ -599,7 +627,10 @@ void CodeGenCPU::visit(const Select *op) {
 }
 
 void CodeGenCPU::visit(const Let *op) {
+    const int is_index = index_lets_.count(op->name) ? 1 : 0;
+    index_math_ += is_index;
     CValue v = codegen(op->value);
+    index_math_ -= is_index;
     push_var(op->name, v);
     CValue body = codegen(op->body);
     pop_var(op->name);
@@ -708,14 +739,16 @@ llvm::Value *CodeGenCPU::all_true(int lanes) {
 void CodeGenCPU::visit(const Load *op) {
     const BufferSym &buf = lookup_buffer(op->name);
     const Type t = op->type;
+    ++index_math_;
     CValue index = codegen(op->index);
+    --index_math_;
     llvm::Type *elem = storage_type(t);
     llvm::Value *base = buf.base;
     if (base->getType() != elem->getPointerTo()) base = b_.CreateBitCast(base, elem->getPointerTo());
     const int elem_bytes = t.bytes();
 
     if (lanes_ == 1 || (index.uniform() && !mask_)) {
-        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExt(index.v, b_.getInt64Ty()));
+        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.v, b_.getInt64Ty()));
         llvm::LoadInst *load = b_.CreateAlignedLoad(elem, ptr, access_align(buf, index.multiple, elem_bytes, 1));
         decorate(load, op->name);
         value_ = general(from_storage(t, load));
@@ -725,13 +758,13 @@ void CodeGenCPU::visit(const Load *op) {
     llvm::Type *vec = storage_type(t, lanes);
     llvm::Instruction *inst;
     if (index.is_ramp() && index.ramp_stride == 1) {
-        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExt(index.ramp_base, b_.getInt64Ty()));
+        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.ramp_base, b_.getInt64Ty()));
         ptr = b_.CreateBitCast(ptr, vec->getPointerTo());
         llvm::Align align = access_align(buf, index.multiple, elem_bytes, lanes);
         if (mask_) inst = b_.CreateMaskedLoad(vec, ptr, align, mask_, llvm::UndefValue::get(vec));
         else inst = b_.CreateAlignedLoad(vec, ptr, align);
     } else {
-        llvm::Value *idx = b_.CreateSExt(widen(index, lanes), llvm::FixedVectorType::get(b_.getInt64Ty(), static_cast<unsigned>(lanes)));
+        llvm::Value *idx = b_.CreateSExtOrTrunc(widen(index, lanes), llvm::FixedVectorType::get(b_.getInt64Ty(), static_cast<unsigned>(lanes)));
         llvm::Value *ptrs = b_.CreateInBoundsGEP(elem, base, idx);
         inst = b_.CreateMaskedGather(vec, ptrs, llvm::Align(static_cast<uint64_t>(pow2_factor(elem_bytes))),
                                      mask_ ? mask_ : all_true(lanes), llvm::UndefValue::get(vec));
@@ -744,7 +777,10 @@ void CodeGenCPU::visit(const Load *op) {
 // Statements
 
 void CodeGenCPU::visit(const LetStmt *op) {
+    const int is_index = index_lets_.count(op->name) ? 1 : 0;
+    index_math_ += is_index;
     CValue v = codegen(op->value);
+    index_math_ -= is_index;
     push_var(op->name, v);
     codegen(op->body);
     pop_var(op->name);
@@ -754,7 +790,9 @@ void CodeGenCPU::visit(const Store *op) {
     const BufferSym &buf = lookup_buffer(op->name);
     const Type t = op->value.type();
     CValue value = codegen(op->value);
+    ++index_math_;
     CValue index = codegen(op->index);
+    --index_math_;
     llvm::Type *elem = storage_type(t);
     llvm::Value *base = buf.base;
     if (base->getType() != elem->getPointerTo()) base = b_.CreateBitCast(base, elem->getPointerTo());
@@ -764,19 +802,19 @@ void CodeGenCPU::visit(const Store *op) {
 
     llvm::Instruction *inst;
     if (lanes == 1) {
-        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExt(index.v, b_.getInt64Ty()));
+        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.v, b_.getInt64Ty()));
         inst = b_.CreateAlignedStore(to_storage(t, value.v), ptr, access_align(buf, index.multiple, elem_bytes, 1));
     } else {
         llvm::Value *data = to_storage(t, widen(value, lanes));
         if (index.is_ramp() && index.ramp_stride == 1) {
-            llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExt(index.ramp_base, b_.getInt64Ty()));
+            llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.ramp_base, b_.getInt64Ty()));
             ptr = b_.CreateBitCast(ptr, data->getType()->getPointerTo());
             llvm::Align align = access_align(buf, index.multiple, elem_bytes, lanes);
             if (mask_) inst = b_.CreateMaskedStore(data, ptr, align, mask_);
             else inst = b_.CreateAlignedStore(data, ptr, align);
         } else {
             // Overlapping lanes store in lane order, so the last lane wins, as a serial loop would.
-            llvm::Value *idx = b_.CreateSExt(widen(index, lanes), llvm::FixedVectorType::get(b_.getInt64Ty(), static_cast<unsigned>(lanes)));
+            llvm::Value *idx = b_.CreateSExtOrTrunc(widen(index, lanes), llvm::FixedVectorType::get(b_.getInt64Ty(), static_cast<unsigned>(lanes)));
             llvm::Value *ptrs = b_.CreateInBoundsGEP(elem, base, idx);
             inst = b_.CreateMaskedScatter(data, ptrs, llvm::Align(static_cast<uint64_t>(pow2_factor(elem_bytes))),
                                           mask_ ? mask_ : all_true(lanes));
@@ -1275,6 +1313,7 @@ std::unique_ptr<llvm::Module> CodeGenCPU::compile(const KernelSource &source) {
     llvm::MDBuilder md(ctx_);
     alias_domain_ = md.createAnonymousAliasScopeDomain(source.name);
     NamesUsed used = names_used(source.body);
+    index_lets_ = index_lets(source.body);
     std::set<std::string> buffer_names = used.buffers;
     for (const KernelArgument &a : source.arguments)
         if (a.is_buffer()) buffer_names.insert(a.name);

@@ -119,6 +119,34 @@ public:
     }
 };
 
+/// Variables that appear in indices, and the values of all lets, for index_lets().
+class IndexUses : public IRVisitor {
+public:
+    std::set<std::string> in_index;
+    std::map<std::string, std::vector<Expr>> let_values;
+    void visit(const Load *op) override {
+        add_names(op->index);
+        IRVisitor::visit(op);
+    }
+    void visit(const Store *op) override {
+        add_names(op->index);
+        IRVisitor::visit(op);
+    }
+    void visit(const LetStmt *op) override {
+        let_values[op->name].push_back(op->value);
+        IRVisitor::visit(op);
+    }
+    void visit(const Let *op) override {
+        let_values[op->name].push_back(op->value);
+        IRVisitor::visit(op);
+    }
+    void add_names(const Expr &e) {
+        CollectNames c;
+        c.include(e);
+        in_index.insert(c.names.variables.begin(), c.names.variables.end());
+    }
+};
+
 class ContainsLoad : public IRVisitor {
 public:
     bool found = false;
@@ -138,6 +166,26 @@ NamesUsed names_used(const Stmt &s) {
     CollectNames c;
     c.include(s);
     return c.names;
+}
+
+std::set<std::string> index_lets(const Stmt &s) {
+    IndexUses uses;
+    uses.include(s);
+    // Close over lets: a let used in an index makes the variables of its value index variables.
+    std::set<std::string> result;
+    std::vector<std::string> work(uses.in_index.begin(), uses.in_index.end());
+    while (!work.empty()) {
+        std::string name = work.back();
+        work.pop_back();
+        auto it = uses.let_values.find(name);
+        if (it == uses.let_values.end() || !result.insert(name).second) continue;
+        for (const Expr &v : it->second) {
+            CollectNames c;
+            c.include(v);
+            for (const std::string &n : c.names.variables) work.push_back(n);
+        }
+    }
+    return result;
 }
 
 bool contains_load(const Expr &e) {

@@ -22,6 +22,11 @@ struct NamesUsed {
 };
 NamesUsed names_used(const Stmt &s);
 
+/// The lets (LetStmt and Let names) whose values feed, directly or through other lets, the
+/// index of a Load or Store: address arithmetic, which the code generator may assume does not
+/// overflow (an overflowing index would be out of bounds anyway).
+std::set<std::string> index_lets(const Stmt &s);
+
 /// Whether evaluating `e` reads memory (contains a Load).
 bool contains_load(const Expr &e);
 
