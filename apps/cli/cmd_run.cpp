@@ -13,6 +13,7 @@
 #include <tessera/codegen/runtime.h>
 
 #include "cli_args.h"
+#include "cmd_run_chip.h"
 #include "commands.h"
 #include "op_builder.h"
 
@@ -27,7 +28,7 @@ int cmd_run(const std::vector<std::string> &args) {
                      "the reference evaluator and reports the median time of N runs (default 10), GFLOP/s and\n"
                      "the compile time. Exits 1 if the result does not match the reference.\n\n" +
                          op_usage());
-    parser.option("target").option("schedule").option("repeats").option("threads");
+    parser.option("target").option("schedule").option("repeats").option("threads").option("trace").option("asm");
     parser.parse(args);
     if (parser.help()) {
         std::printf("%s", parser.usage().c_str());
@@ -37,6 +38,7 @@ int cmd_run(const std::vector<std::string> &args) {
     const std::string op_name = parser.positionals()[0];
     std::vector<std::string> kvs(parser.positionals().begin() + 1, parser.positionals().end());
     const Target target = Target::named(parser.value("target", "host"));
+    if (target.kind() == Target::Kind::Chip) return run_on_chip_target(parser, op_name, kvs, target);
     if (target.kind() != Target::Kind::Host)
         throw Error("run: target '" + target.name() + "' is not supported by 'run' yet; use --target host");
     int repeats = 10;

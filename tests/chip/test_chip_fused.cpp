@@ -72,3 +72,28 @@ INSTANTIATE_TEST_SUITE_P(Chips, ChipFused, ::testing::Values("tsp-mini", "npu-ed
 
 } // namespace
 } // namespace tessera
+
+#include <tessera/codegen/chip_schedules.h>
+
+namespace tessera {
+namespace {
+
+TEST(ChipLibrarySchedule, MatmulScheduleIsRecordedAndHonoured) {
+    for (const std::string chip : {"tsp-mini", "npu-edge"}) {
+        Input A(Int(8), {200, 128}, "A"), B(Int(8), {128, 96}, "B");
+        Func C = ops::matmul(A, B);
+        apply_chip_library_schedule(Pipeline(C), Target::named(chip), {{200, 96}});
+        const std::string text = C.schedule().to_string();
+        EXPECT_NE(text.find("tensorize"), std::string::npos) << text;
+        Buffer<> a(Int(8), {200, 128}), b(Int(8), {128, 96});
+        a.fill_random(31);
+        b.fill_random(32);
+        test::expect_matches_reference(Pipeline(C), {200, 96}, {{A, a}, {B, b}}, chip, Int(8));
+        // The schedule survives its JSON form.
+        Schedule back = Schedule::from_json(C.schedule().to_json());
+        EXPECT_EQ(back, C.schedule());
+    }
+}
+
+} // namespace
+} // namespace tessera

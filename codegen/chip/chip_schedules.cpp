@@ -1,0 +1,39 @@
+// The chip library schedules (chip_schedules.h).
+#include "tessera/codegen/chip_schedules.h"
+
+#include <algorithm>
+
+#include "gemm_pattern.h"
+#include "tessera/codegen/chip_backend.h"
+#include "tessera/error.h"
+#include "tessera/internal/function.h"
+
+namespace tessera {
+
+void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
+                                 const std::vector<std::vector<int64_t>> &output_shapes) {
+    const chipsim::Target t = chip_target_description(target);
+    const internal::chip::GemmPattern g = internal::chip::match_gemm(pipeline);
+    const std::vector<int64_t> &shape = output_shapes.at(0);
+    const int bd = g.batch_dims;
+    const int64_t M = shape.at(size_t(bd)), N = shape.at(size_t(bd + 1));
+    const bool int8 = g.a->type() == Int(8);
+    const chipsim::MxmShape &unit = t.mxm_shape(int8 ? chipsim::DType::Int8 : chipsim::DType::BF16);
+    const bool streaming = t.issue == chipsim::IssueKind::Static;
+    int64_t tm = streaming ? std::min<int64_t>(M, 512) : std::min<int64_t>(M, 128);
+    int64_t tn = streaming ? unit.n : std::min<int64_t>((N + unit.n - 1) / unit.n * unit.n, 128);
+    tm = std::max<int64_t>(tm, 1);
+    Func c = g.product;
+    const std::vector<std::string> args = c.args();
+    Var i(args[size_t(bd)]), j(args[size_t(bd + 1)]);
+    const std::string k = c.contents()->updates[0].rdom->vars[0].name;
+    Var io("io"), jo("jo"), ii("ii"), ji("ji"), ko("ko"), ki("ki");
+    Stage s = c.update();
+    s.split(k, ko, ki, unit.k)
+        .tile(i, j, io, jo, ii, ji, int(tm), int(tn))
+        .reorder({io, jo, ko, ii, ji, ki})
+        .tensorize("mxm", {ii, ji, ki});
+    c.store_in(MemoryKind::ACC).double_buffer();
+}
+
+} // namespace tessera

@@ -1,0 +1,29 @@
+#pragma once
+// The chip backend's library schedules: the best hand schedules we know per op and chip,
+// recorded on the pipeline's Funcs as ordinary directives (so they print, serialise to JSON and
+// can be edited like any other schedule).
+//
+// matmul (and everything that ends in one: batched matmul, matmul + bias + GELU/ReLU):
+//   C.update().split(k, ko, ki, KU)
+//             .tile(i, j, io, jo, ii, ji, TM, TN)
+//             .reorder(io, jo, ko, ii, ji, ki)
+//             .tensorize("mxm", {ii, ji, ki});
+//   C.store_in(MemoryKind::ACC).double_buffer();
+// with KU the MXM depth and, on tsp-mini, TM = min(M, 512) rows per plane job (two jobs fit a
+// plane's 1024 accumulator rows) and TN = the MXM width (one plane per column block, four
+// planes side by side); on npu-edge TM = min(M, 128), TN = min(N, 128) — a 128 x 128 int32
+// tile double-buffered fills exactly the 128 KiB ACC.
+#include <cstdint>
+#include <vector>
+
+#include "tessera/func.h"
+#include "tessera/target.h"
+
+namespace tessera {
+
+/// Records the library schedule for `pipeline` on `target` (a chip) for these output shapes.
+/// Throws tessera::Error naming the output when no chip schedule exists for the pipeline.
+void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
+                                 const std::vector<std::vector<int64_t>> &output_shapes);
+
+} // namespace tessera
