@@ -1,0 +1,11 @@
+// The generators of the kernel library: each registers a scheduled pipeline by name.
+#include <tessera/codegen/generator.h>
+
+#include "kernel_pipelines.h"
+
+using namespace kernel_library;
+
+// Fixed output shapes: extents fold into the code, and other shapes are rejected at call time.
+TESSERA_REGISTER_GENERATOR(matmul, [] { return tessera::GeneratedPipeline(matmul(), {{kM, kN}}); });
+TESSERA_REGISTER_GENERATOR(conv2d, [] { return tessera::GeneratedPipeline(conv2d(), {{kBatch, kOut, kSize, kSize}}); });
+TESSERA_REGISTER_GENERATOR(softmax, [] { return tessera::GeneratedPipeline(softmax(), {{kRows, kCols}}); });

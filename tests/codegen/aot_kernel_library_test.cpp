@@ -1,0 +1,72 @@
+// The ahead-of-time path end to end: install Tessera into a temporary prefix, configure and
+// build apps/kernel_library against the installed package (generators run at build time,
+// kernels link into a plain C program), run the program, and compare what it computed with the
+// reference evaluator on the same inputs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kernel_pipelines.h"
+#include "tessera/reference.h"
+
+using namespace tessera;
+namespace fs = std::filesystem;
+
+namespace {
+
+int run(const std::string &command) {
+    std::string quiet = command + " > " + TESSERA_BINARY_DIR "/aot_kernel_library.log 2>&1";
+    return std::system(quiet.c_str());
+}
+
+std::string log_text() {
+    std::ifstream f(TESSERA_BINARY_DIR "/aot_kernel_library.log");
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+void expect_matches(const Pipeline &p, const fs::path &dir, const std::vector<std::string> &input_files,
+                    const std::string &output_file, const std::vector<int64_t> &shape, int64_t reduction) {
+    Bindings bindings;
+    std::vector<Input> inputs = p.inputs();
+    ASSERT_EQ(inputs.size(), input_files.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        // Inputs come back by name; files are listed in the pipeline's input order by name.
+        std::string file;
+        for (const std::string &f : input_files)
+            if (f.substr(f.rfind('_') + 1) == inputs[i].name()) file = f;
+        ASSERT_FALSE(file.empty()) << "no file for input " << inputs[i].name();
+        bindings.emplace_back(inputs[i], Buffer<>::load_npy((dir / (file + ".npy")).string()));
+    }
+    Buffer<> expected = evaluate_reference(p, {shape}, bindings)[0];
+    Buffer<> got = Buffer<>::load_npy((dir / (output_file + ".npy")).string());
+    Comparison c = compare(got, expected, Tolerance::for_type(Float(32), reduction));
+    EXPECT_TRUE(c.equal) << output_file << ": " << c.message;
+}
+
+} // namespace
+
+TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
+    const fs::path work = fs::path(TESSERA_BINARY_DIR) / "aot_kernel_library";
+    fs::remove_all(work);
+    fs::create_directories(work / "out");
+    const std::string prefix = (work / "prefix").string(), build = (work / "build").string();
+    ASSERT_EQ(run("cmake --install " TESSERA_BINARY_DIR " --prefix " + prefix), 0) << log_text();
+    ASSERT_EQ(run("cmake -S " TESSERA_SOURCE_DIR "/apps/kernel_library -B " + build +
+                  " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + prefix),
+              0)
+        << log_text();
+    ASSERT_EQ(run("cmake --build " + build + " -j2"), 0) << log_text();
+    ASSERT_EQ(run(build + "/kernel_demo " + (work / "out").string()), 0) << log_text();
+    // The demo's error-path checks printed their messages.
+    EXPECT_NE(log_text().find("error as expected"), std::string::npos) << log_text();
+
+    using namespace kernel_library;
+    expect_matches(matmul(), work / "out", {"matmul_A", "matmul_B"}, "matmul_C", {kM, kN}, kK);
+    expect_matches(conv2d(), work / "out", {"conv2d_X", "conv2d_W"}, "conv2d_Y", {kBatch, kOut, kSize, kSize}, kChannels * 9);
+    expect_matches(softmax(), work / "out", {"softmax_X"}, "softmax_Y", {kRows, kCols}, kCols);
+}
