@@ -51,6 +51,7 @@ struct LoopOrigin {
     std::string var;
     int64_t extent = 0;
     bool innermost = true; ///< The inner part of every split on its way.
+    bool split = false;    ///< Made by a split (not an original loop).
 };
 
 /// Reads the directives of the matmul's update (tile/split sizes, tensorize) and of the Funcs
@@ -74,8 +75,8 @@ void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m,
             if (it == loops.end()) return;
             LoopOrigin o = it->second;
             loops.erase(it);
-            loops[outer] = {o.var, (o.extent + f - 1) / f, false};
-            loops[inner] = {o.var, f, o.innermost};
+            loops[outer] = {o.var, (o.extent + f - 1) / f, false, true};
+            loops[inner] = {o.var, f, o.innermost, true};
         };
         switch (d.kind) {
         case DirectiveKind::Split: split(d.vars[0], d.vars[1], d.vars[2], d.factors[0]); break;
@@ -122,7 +123,12 @@ void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m,
         default: break; // parallel, vectorize, unroll, reorder: CPU loop shapes, no meaning on the MXM
         }
     }
-    (void)tensorized;
+    if (!tensorized) // tile/split sizes without tensorize still shape the output tiles
+        for (auto &[name, o] : loops) {
+            if (!o.innermost || !o.split || o.extent <= 0) continue;
+            if (o.var == i) kk.tile_m = std::min(o.extent, m);
+            if (o.var == j) kk.tile_n = std::min(o.extent, n);
+        }
     for (const Directive &d : g.product.contents()->schedule.stage(0)) {
         if (d.kind == DirectiveKind::StoreIn) {
             if (d.memory == MemoryKind::ACC) kk.acc_bank = d.bank;
