@@ -76,6 +76,9 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
     struct RowState {
         int64_t ready = INT64_MIN;
         int64_t last_read = INT64_MIN;
+        int64_t last_reader_start = INT64_MIN; ///< A later writer must also start later: the
+                                               ///< program is in cycle order, and chipsim reads
+                                               ///< that order as program order.
     };
     std::unordered_map<int64_t, RowState> rows;
     chipsim::ReservationTable table = model.make_table();
@@ -105,6 +108,7 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
             const int64_t off = a.at_end ? use.latency : a.offset;
             if (it->second.ready != INT64_MIN) start = std::max(start, it->second.ready - off);
             if (a.write && it->second.last_read != INT64_MIN) start = std::max(start, it->second.last_read + 1 - off);
+            if (a.write && it->second.last_reader_start != INT64_MIN) start = std::max(start, it->second.last_reader_start + 1);
         }
         while (true) {
             start = model.earliest_start(use, table, start);
@@ -117,7 +121,10 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
             RowState &st = rows[a.key];
             const int64_t when = a.at_end ? pl.end : start + a.offset;
             if (a.write) st.ready = a.at_end ? when : when + 1;
-            else st.last_read = std::max(st.last_read, when);
+            else {
+                st.last_read = std::max(st.last_read, when);
+                st.last_reader_start = std::max(st.last_reader_start, start);
+            }
         }
         if (in.op == Opcode::DmaLoad && is_host_dma(in, t)) preload_end = std::max(preload_end, pl.end);
         in.cycle = start;
