@@ -1,0 +1,11 @@
+#pragma once
+// The chip half of `make demo`: kernels compiled for tsp-mini, run on chipsim, verified.
+
+namespace tessera::demo {
+
+/// Runs an int8 matmul and a fused dense layer (matmul + bias + ReLU) on tsp-mini, checks them
+/// against the reference evaluator, prints the reports and writes the Chrome trace of the
+/// matmul. Returns whether everything verified.
+bool demo_chip();
+
+} // namespace tessera::demo
