@@ -88,11 +88,11 @@ public:
     /// tiles do not wait for its last reader) until space runs out.
     void retire(const TileRef &t) { retired_.push_back(t); }
 
-    /// Releases every resident tile with no use after `time`.
+    /// Retires every resident tile with no use after `time`.
     void release_dead(int64_t time) {
         for (auto it = resident_.begin(); it != resident_.end();) {
             if (next_use(it->first, time + 1) < 0) {
-                alloc_.release(it->second);
+                retire(it->second); // reuse the longest-dead space first: fewer waits on readers
                 it = resident_.erase(it);
             } else {
                 ++it;
@@ -513,8 +513,12 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
             for (int64_t nt = 0; nt < NT; ++nt) jobs.push_back({g, mt, nt});
     auto rows_of = [&](const Job &j) { return std::min(TM, kk.m - j.mt * TM); };
     auto blocks_of = [&](const Job &j) { return std::min(nbt, NB - j.nt * nbt); };
-    auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mt, kb}); };
-    auto b_key = [&](const Job &j, int64_t kb, int64_t nb) { return key("B", {kk.b_batched ? j.g : 0, kb, nb}); };
+    // K blocks travel in groups of KG per DMA: each transfer pays the DMA setup and the DRAM
+    // latency once, so small tiles do not leave the bus idle between transfers.
+    const int64_t KG = std::min<int64_t>(4, KB);
+    auto group_size = [&](int64_t grp) { return std::min(KG, KB - grp * KG); };
+    auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mt, kb / KG}); };
+    auto b_key = [&](const Job &j, int64_t kb, int64_t nb) { return key("B", {kk.b_batched ? j.g : 0, kb / KG, nb}); };
     auto e_key = [&](const Job &j, int64_t i, int64_t nb) {
         auto d = kk.operand_dims[size_t(i)];
         return key("E", {i, d[0] ? j.g : 0, d[1] ? j.mt : 0, nb});
@@ -538,12 +542,27 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         const int64_t base = acc_db ? (accn++ % 2) * TM * nbt : 0;
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
             bool fresh = false;
-            TileRef a = cache.get(a_key(j, kb), time, [&] { return flat(rows); }, fresh);
-            if (fresh) e.load(a, e.a_view(j.g, j.mt * TM, rows, kb * e.ku), "A tile");
+            const int64_t grp = kb / KG, gs = group_size(grp), in_grp = kb % KG;
+            TileRef ag = cache.get(a_key(j, kb), time, [&] { return flat(gs * rows); }, fresh);
+            if (fresh) { // K-block-major: block q's rows follow block q-1's
+                OffchipView v = e.a_view(j.g, j.mt * TM, rows, grp * KG * e.ku);
+                v.outer.insert(v.outer.begin(), chipsim::ViewDim{gs, e.ku * e.es});
+                e.load(ag, v, "A tiles");
+            }
+            TileRef a = ag;
+            a.base += in_grp * rows;
+            a.count = rows;
             for (int64_t c = 0; c < blocks; ++c) {
                 const int64_t nb = j.nt * nbt + c;
-                TileRef b = cache.get(b_key(j, kb, nb), time, [&] { return flat(e.ku); }, fresh);
-                if (fresh) e.load(b, e.b_view(j.g, kb * e.ku, nb * e.nu), "B tile");
+                TileRef bg = cache.get(b_key(j, kb, nb), time, [&] { return flat(gs * e.ku); }, fresh);
+                if (fresh) { // consecutive K blocks of B are consecutive rows
+                    OffchipView v = e.b_view(j.g, grp * KG * e.ku, nb * e.nu);
+                    v.outer[0].count = gs * e.ku;
+                    e.load(bg, v, "B tiles");
+                }
+                TileRef b = bg;
+                b.base += in_grp * e.ku;
+                b.count = e.ku;
                 const int buf = wbuf++ % t.mxm.weight_buffers;
                 e.lw(0, buf, b, false);
                 TileRef acc;
