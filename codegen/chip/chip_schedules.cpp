@@ -20,8 +20,8 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
     const bool int8 = g.a->type() == Int(8);
     const chipsim::MxmShape &unit = t.mxm_shape(int8 ? chipsim::DType::Int8 : chipsim::DType::BF16);
     const bool streaming = t.issue == chipsim::IssueKind::Static;
-    int64_t tm = streaming ? std::min<int64_t>(M, 512) : std::min<int64_t>(M, 128);
-    int64_t tn = streaming ? unit.n : std::min<int64_t>((N + unit.n - 1) / unit.n * unit.n, 128);
+    int64_t tm = streaming ? std::min<int64_t>(M, 512) : std::min<int64_t>(M, 256);
+    int64_t tn = streaming ? unit.n : std::min<int64_t>((N + unit.n - 1) / unit.n * unit.n, 64);
     tm = std::max<int64_t>(tm, 1);
     Func c = g.product;
     const std::vector<std::string> args = c.args();

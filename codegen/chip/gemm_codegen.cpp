@@ -493,8 +493,10 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         throw Error("chip backend: " + t.name + "'s " + spad->name +
                     " interleaves rows over its banks; store_in(..., bank) cannot pick a bank there: drop the bank");
     const int64_t acc_total = acc_mem->total_rows();
-    const int64_t TM = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, 128);
-    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : std::min<int64_t>(kk.n, 128);
+    // Default 256 x 64: measured best of the shapes whose double-buffered accumulators fit ACC
+    // (tall tiles amortise the systolic fill over more rows per weight install).
+    const int64_t TM = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, 256);
+    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : std::min<int64_t>(kk.n, 64);
     const int64_t nbt = TN / e.nu;
     if (TM * nbt > acc_total)
         throw Error("chip backend: an output tile of " + std::to_string(TM) + "x" + std::to_string(TN) + " needs " +
