@@ -165,6 +165,112 @@ thread_local std::unique_ptr<ChipResult> g_last_result;
 
 } // namespace
 
+/// Declares a program tensor and its map.
+void declare(ChipProgram &cp, const std::string &name, const std::string &source, chipsim::DType dt,
+             std::vector<int64_t> chip_shape, std::vector<int64_t> source_shape, std::vector<int> dims,
+             std::vector<int64_t> offset, bool output) {
+    ChipTensorMap mp;
+    mp.tensor = name;
+    mp.source = source;
+    mp.is_output = output;
+    mp.chip_shape = chip_shape;
+    mp.source_shape = std::move(source_shape);
+    mp.chip_dim_of_source = std::move(dims);
+    mp.chip_offset = std::move(offset);
+    cp.program.tensors.push_back({name, dt, std::move(chip_shape), "", output});
+    cp.tensors.push_back(std::move(mp));
+}
+
+/// conv2d as an implicit GEMM: the image padded on the host into [N, Hp, Wp, Cp], the filter as
+/// [KH, KW, Cp, O] = a [KH*KW*Cp, O] matrix, the result [N, OH, OW, O].
+ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p) {
+    const chipsim::Target &t = cp.target;
+    const internal::chip::ConvParams &cv = *g.conv;
+    auto ishape = [&](const Input &in) {
+        std::vector<int64_t> s;
+        for (size_t d = 0; d < in.shape().size(); ++d) s.push_back(const_extent(in.shape()[d], "a dimension of Input " + in.name()));
+        return s;
+    };
+    const std::vector<int64_t> xs = ishape(*g.a), ws = ishape(*g.b);
+    const int64_t N = xs[0], C = cv.nchw ? xs[1] : xs[3], H = cv.nchw ? xs[2] : xs[1], W = cv.nchw ? xs[3] : xs[2];
+    const int64_t O = cv.nchw ? shape[1] : shape[3], OH = cv.nchw ? shape[2] : shape[1], OW = cv.nchw ? shape[3] : shape[2];
+    GemmKernel kk;
+    kk.in_dtype = g.a->type() == Int(8) ? chipsim::DType::Int8 : chipsim::DType::BF16;
+    kk.acc_dtype = g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32;
+    if (!t.mxm_supports(kk.in_dtype)) throw Error(std::string("chip backend: the MXM of ") + t.name + " does not take " + chipsim::dtype_name(kk.in_dtype));
+    const auto &unit = t.mxm_shape(kk.in_dtype);
+    const int64_t Cp = (C + unit.k - 1) / unit.k * unit.k, Op = (O + unit.n - 1) / unit.n * unit.n;
+    GemmKernel::Conv geo;
+    geo.hp = std::max((OH - 1) * cv.stride_h + (cv.kh - 1) * cv.dilation_h + 1, cv.pad_top + H);
+    geo.wp = std::max((OW - 1) * cv.stride_w + (cv.kw - 1) * cv.dilation_w + 1, cv.pad_left + W);
+    geo.cp = Cp;
+    geo.oh = OH;
+    geo.ow = OW;
+    geo.kh = cv.kh;
+    geo.kw = cv.kw;
+    geo.sh = cv.stride_h;
+    geo.sw = cv.stride_w;
+    geo.dh = cv.dilation_h;
+    geo.dw = cv.dilation_w;
+    kk.conv = geo;
+    kk.groups = N;
+    kk.m = OH * OW;
+    kk.n = Op;
+    kk.k = cv.kh * cv.kw * Cp;
+    kk.a_batched = true;
+    kk.b_batched = false;
+    for (const Directive &d : g.product.contents()->schedule.stage(0))
+        if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC && d.bank >= 0) kk.acc_bank = d.bank;
+    kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
+    const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
+    declare(cp, "A", g.a->name(), kk.in_dtype, {N, geo.hp, geo.wp, Cp}, xs, cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3},
+            cv.nchw ? std::vector<int64_t>{0, 0, cv.pad_top, cv.pad_left} : std::vector<int64_t>{0, cv.pad_top, cv.pad_left, 0}, false);
+    declare(cp, "B", g.b->name(), kk.in_dtype, {cv.kh, cv.kw, Cp, Op}, ws,
+            cv.nchw ? std::vector<int>{3, 2, 0, 1} : std::vector<int>{0, 1, 2, 3}, {}, false);
+    const int cdim = cv.nchw ? 1 : 3;
+    for (size_t i = 0; i < kk.epilogue.operands.size(); ++i) {
+        const auto &op = kk.epilogue.operands[i];
+        const auto &od = op.source.output_dim;
+        bool has_c = false, has_n = false, has_y = false, has_x = false;
+        for (int d : od) {
+            has_c |= d == cdim;
+            has_n |= d == 0;
+            has_y |= d == (cv.nchw ? 2 : 1);
+            has_x |= d == (cv.nchw ? 3 : 2);
+        }
+        if (!has_c || has_y != has_x)
+            throw Error("chip backend: the epilogue of " + g.output.name() + " reads Input " + op.source.input.name() +
+                        " in a way the VXM epilogue cannot broadcast (per channel, or per pixel and channel)");
+        kk.operand_dims.push_back({has_n, has_y, true});
+        std::vector<int64_t> cs;
+        int idx[4] = {-1, -1, -1, -1}; // chip dims: n, oh, ow, c
+        if (has_n) { idx[0] = int(cs.size()); cs.push_back(N); }
+        if (has_y) { idx[1] = int(cs.size()); cs.push_back(OH); idx[2] = int(cs.size()); cs.push_back(OW); }
+        idx[3] = int(cs.size());
+        cs.push_back(Op);
+        std::vector<int> dims;
+        for (int d : od) {
+            int role = d < 0 ? -1 : d == 0 ? 0 : d == cdim ? 3 : d == (cv.nchw ? 2 : 1) ? 1 : 2;
+            dims.push_back(role < 0 ? -1 : idx[role]);
+        }
+        declare(cp, "E" + std::to_string(i), op.source.input.name(), op.dtype, cs, ishape(op.source.input), dims, {}, false);
+    }
+    declare(cp, "C", g.output.name(), kk.epilogue.out_dtype, {N, OH, OW, Op}, shape,
+            cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3}, {}, true);
+    chipsim::TimingModel model(t);
+    std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, cp.summary);
+    cp.summary = "conv2d " + std::to_string(cv.kh) + "x" + std::to_string(cv.kw) + " as an implicit GEMM (" +
+                 std::to_string(cv.kh * cv.kw) + " taps, one matmul each) -> " + cp.summary;
+    cp.program.target = t.name;
+    cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
+                                                                    : internal::chip::insert_semaphores(ops, model);
+    cp.assembly = chipsim::disassemble(cp.program);
+    cp.outputs = {g.output.name()};
+    cp.output_shapes = {shape};
+    (void)p;
+    return cp;
+}
+
 chipsim::Target chip_target_description(const Target &target) {
     if (target.kind() != Target::Kind::Chip)
         throw Error("chip backend: target '" + target.name() + "' is not a chip; use Target::named(\"tsp-mini\"), "
@@ -181,6 +287,7 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     const chipsim::Target &t = cp.target;
     const GemmPattern g = internal::chip::match_gemm(pipeline);
     const std::vector<int64_t> &shape = output_shapes[0];
+    if (g.conv) return compile_conv(cp, g, shape, pipeline);
     if (g.batch_dims > 1)
         throw Error("chip backend: " + g.product.name() + " has " + std::to_string(g.batch_dims) +
                     " batch dimensions; chip kernels take at most one (reshape the batch)");
@@ -306,8 +413,9 @@ template <typename Fn> void for_each_mapped(const ChipTensorMap &mp, Fn fn) {
         for (size_t d = 0; d < idx.size(); ++d) {
             const int cd = mp.chip_dim_of_source[d];
             if (cd >= 0) {
-                if (idx[d] >= mp.chip_shape[size_t(cd)]) ok = false;
-                chip += idx[d] * cs[size_t(cd)];
+                const int64_t ci = idx[d] + (mp.chip_offset.empty() ? 0 : mp.chip_offset[d]);
+                if (ci >= mp.chip_shape[size_t(cd)]) ok = false;
+                chip += ci * cs[size_t(cd)];
             } else if (idx[d] != 0) {
                 ok = false;
             }

@@ -164,6 +164,20 @@ struct Emitter {
     }
 
     OffchipView a_view(int64_t g, int64_t m0, int64_t rows, int64_t k0) const {
+        if (kk.conv) { // one filter tap: a strided window of the padded image
+            const auto &c = *kk.conv;
+            const int64_t tap = k0 / c.cp, c0 = k0 % c.cp, dy = tap / c.kw, dx = tap % c.kw, oh0 = m0 / c.ow;
+            if (m0 % c.ow != 0 || rows % c.ow != 0)
+                throw Error("chip backend: internal: a conv tile must cover whole output rows");
+            OffchipView v;
+            v.tensor = "A";
+            v.offset = (((g * c.hp + oh0 * c.sh + dy * c.dh) * c.wp + dx * c.dw) * c.cp + c0) * es;
+            v.outer.push_back({rows / c.ow, c.sh * c.wp * c.cp * es});
+            v.outer.push_back({c.ow, c.sw * c.cp * es});
+            if (ku * es < vl) v.outer.push_back({vl / (ku * es), 0});
+            v.inner_bytes = ku * es;
+            return v;
+        }
         const int64_t ga = kk.a_batched ? g : 0;
         return rows_view("A", ((ga * kk.m + m0) * kk.k + k0) * es, rows, kk.k * es, ku, es);
     }
@@ -269,7 +283,13 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     const chipsim::MemoryDesc &mem = *t.memory("MEM");
     const int64_t acc_rows = acc_mem->rows_per_bank;
     const int planes = t.mxm.count;
-    const int64_t R = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, acc_rows / 2);
+    int64_t R = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, acc_rows / 2);
+    if (kk.conv) { // whole output rows per tile, so a tap's window is one strided view
+        if (kk.conv->ow > acc_rows)
+            throw Error("chip backend: a conv output row of " + std::to_string(kk.conv->ow) + " pixels is longer than an ACC bank (" +
+                        std::to_string(acc_rows) + " rows)");
+        R = std::max<int64_t>(1, R / kk.conv->ow) * kk.conv->ow;
+    }
     if (R > acc_rows)
         throw Error("chip backend: an output tile of " + std::to_string(R) + " rows needs " + std::to_string(R) +
                     " accumulator rows, but an ACC bank of " + t.name + " has " + std::to_string(acc_rows) +
@@ -495,7 +515,8 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     const int64_t acc_total = acc_mem->total_rows();
     // Default 256 x 64: measured best of the shapes whose double-buffered accumulators fit ACC
     // (tall tiles amortise the systolic fill over more rows per weight install).
-    const int64_t TM = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, 256);
+    int64_t TM = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, 256);
+    if (kk.conv) TM = std::max<int64_t>(1, TM / kk.conv->ow) * kk.conv->ow;
     const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : std::min<int64_t>(kk.n, 64);
     const int64_t nbt = TN / e.nu;
     if (TM * nbt > acc_total)
@@ -517,7 +538,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     auto blocks_of = [&](const Job &j) { return std::min(nbt, NB - j.nt * nbt); };
     // K blocks travel in groups of KG per DMA: each transfer pays the DMA setup and the DRAM
     // latency once, so small tiles do not leave the bus idle between transfers.
-    const int64_t KG = std::min<int64_t>(4, KB);
+    const int64_t KG = kk.conv ? 1 : std::min<int64_t>(4, KB); // a conv view has no dimension to spare
     auto group_size = [&](int64_t grp) { return std::min(KG, KB - grp * KG); };
     auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mt, kb / KG}); };
     auto b_key = [&](const Job &j, int64_t kb, int64_t nb) { return key("B", {kk.b_batched ? j.g : 0, kb / KG, nb}); };
@@ -548,7 +569,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
             TileRef ag = cache.get(a_key(j, kb), time, [&] { return flat(gs * rows); }, fresh);
             if (fresh) { // K-block-major: block q's rows follow block q-1's
                 OffchipView v = e.a_view(j.g, j.mt * TM, rows, grp * KG * e.ku);
-                v.outer.insert(v.outer.begin(), chipsim::ViewDim{gs, e.ku * e.es});
+                if (gs > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{gs, e.ku * e.es});
                 e.load(ag, v, "A tiles");
             }
             TileRef a = ag;

@@ -5,6 +5,7 @@
 // output tile. Instructions come out in priority order, ready for instruction_scheduler.h.
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,13 @@ struct GemmKernel {
     int stage_bank = -1; ///< Explicit flat MEM bank of the drained tile, -1 any.
     int out_bank = -1;   ///< Explicit flat MEM bank of the epilogue's result, -1 any.
     VectorProgram epilogue;
+    /// Implicit GEMM for conv2d: A is the image [G=N, Hp, Wp, Cp] (zero-padded), rows are the
+    /// output pixels (oh, ow) and K runs over (ky, kx, c); B is the filter [KH*KW*Cp, N].
+    struct Conv {
+        int64_t hp = 0, wp = 0, cp = 0, oh = 0, ow = 0, kh = 1, kw = 1;
+        int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+    };
+    std::optional<Conv> conv;
     /// For each epilogue operand: which of (g, m, n) its chip tensor has.
     std::vector<std::array<bool, 3>> operand_dims;
 };

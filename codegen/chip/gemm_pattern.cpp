@@ -8,6 +8,7 @@
 #include "tessera/ir_mutator.h"
 #include "tessera/ir_operator.h"
 #include "tessera/ir_printer.h"
+#include "tessera/simplify.h"
 
 namespace tessera::internal::chip {
 
@@ -133,9 +134,91 @@ Func find_product(const Func &out) {
 
 } // namespace
 
+void finish_epilogue(GemmPattern &g);
+void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u);
+
 Expr substitute_vars(const Expr &e, const std::vector<std::string> &names, const std::vector<Expr> &values) {
     VarSubstituter s(names, values);
     return s.mutate(e);
+}
+
+namespace {
+
+/// The constant value of an index Expr with these Variables set (the rest 0).
+int64_t eval_index(const Expr &e, const std::vector<std::string> &vars, const std::map<std::string, int64_t> &at) {
+    std::vector<Expr> vals;
+    for (auto &v : vars) vals.push_back(Expr(int(at.count(v) ? at.at(v) : 0)));
+    Expr x = simplify(substitute_vars(e, vars, vals));
+    if (auto c = as_const_int(x)) return *c;
+    throw Error("chip backend: the index " + text(e) + " is not affine in the loop variables");
+}
+
+/// The Input a padding Func reads: `select(inside, input(args), 0)`.
+std::optional<Input> padded_input(const Call *c) {
+    if (c->call_type == CallType::Input) return Input(c->input);
+    if (c->call_type != CallType::Func) return std::nullopt;
+    auto f = c->func.get();
+    if (!f->updates.empty()) return std::nullopt;
+    const Select *sel = f->init.value.as<Select>();
+    if (!sel || !is_zero(sel->false_value)) return std::nullopt;
+    std::vector<Input> ins = find_inputs(sel->true_value);
+    if (ins.size() != 1 || ins[0].dimensions() != int(c->args.size())) return std::nullopt;
+    return ins[0];
+}
+
+} // namespace
+
+void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u) {
+    const std::string &name = f.name;
+    const Add *add = u.value.as<Add>();
+    const Mul *mul = add ? add->b.as<Mul>() : nullptr;
+    if (!mul) reject(name, "the update is " + text(u.value) + ", not acc + image * filter");
+    const Call *ci = strip_cast(mul->a).as<Call>(), *cw = strip_cast(mul->b).as<Call>();
+    if (!ci || !cw || cw->call_type != CallType::Input || ci->args.size() != 4 || cw->args.size() != 4)
+        reject(name, "the product " + text(add->b) + " is not image(...) * filter(...) of 4-D tensors");
+    std::optional<Input> image = padded_input(ci);
+    if (!image) reject(name, "the image operand " + text(mul->a) + " is neither an Input nor a zero-padded Input");
+    const std::vector<std::string> &a = f.args;
+    std::vector<std::string> vars = a;
+    for (auto &rv : u.rdom->vars) vars.push_back(rv.name);
+    const std::string rx = u.rdom->vars[0].name, ry = u.rdom->vars[1].name, rz = u.rdom->vars[2].name;
+    auto var_name = [](const Expr &e) -> std::string {
+        const Variable *v = e.as<Variable>();
+        return v ? v->name : std::string();
+    };
+    ConvParams p;
+    // NCHW: out(n, c, y, x), image(n, r.x, iy, ix), filter(c, r.x, r.y, r.z);
+    // NHWC: out(n, y, x, c), image(n, iy, ix, r.x), filter(r.y, r.z, r.x, c).
+    if (var_name(cw->args[0]) == a[1] && var_name(cw->args[1]) == rx && var_name(cw->args[2]) == ry && var_name(cw->args[3]) == rz)
+        p.nchw = true;
+    else if (var_name(cw->args[0]) == ry && var_name(cw->args[1]) == rz && var_name(cw->args[2]) == rx && var_name(cw->args[3]) == a[3])
+        p.nchw = false;
+    else
+        reject(name, "the filter is read at " + text(mul->b) + "; expected OIHW or HWIO with groups = 1 (grouped and "
+                     "depthwise convolutions have no MXM lowering yet)");
+    const std::string yv = p.nchw ? a[2] : a[1], xv = p.nchw ? a[3] : a[2];
+    const Expr iy = ci->args[p.nchw ? 2 : 1], ix = ci->args[p.nchw ? 3 : 2], ic = ci->args[p.nchw ? 1 : 3];
+    if (var_name(ci->args[0]) != a[0] || var_name(ic) != rx)
+        reject(name, "the image is read at " + text(mul->a) + "; expected the batch Var and the reduction's channel r.x");
+    p.pad_top = -eval_index(iy, vars, {});
+    p.stride_h = eval_index(iy, vars, {{yv, 1}}) + p.pad_top;
+    p.dilation_h = eval_index(iy, vars, {{ry, 1}}) + p.pad_top;
+    p.pad_left = -eval_index(ix, vars, {});
+    p.stride_w = eval_index(ix, vars, {{xv, 1}}) + p.pad_left;
+    p.dilation_w = eval_index(ix, vars, {{rz, 1}}) + p.pad_left;
+    auto kext = [&](int d) {
+        auto c = as_const_int(u.rdom->vars[size_t(d)].extent);
+        if (!c) reject(name, "the filter size is not a constant");
+        return *c;
+    };
+    p.kh = kext(1);
+    p.kw = kext(2);
+    g.a = *image;
+    g.b = Input(cw->input);
+    const Type ta = g.a->type(), tb = g.b->type();
+    if ((ta == Int(8)) != (tb == Int(8)) || !(ta == Int(8) || ta.is_float()))
+        reject(name, "operand types " + ta.to_string() + " x " + tb.to_string() + " have no MXM mode");
+    g.conv = p;
 }
 
 GemmPattern match_gemm(const Pipeline &p) {
@@ -148,8 +231,6 @@ GemmPattern match_gemm(const Pipeline &p) {
     const FunctionContents &f = *g.product.contents();
     const std::string &name = f.name;
     if (f.updates.size() != 1) reject(name, "it has " + std::to_string(f.updates.size()) + " updates; a matmul has exactly one");
-    if (!is_zero(f.init.value))
-        reject(name, "its pure definition is " + text(f.init.value) + ", not 0 (the accumulator must start at zero)");
     g.acc_type = f.type;
     if (g.acc_type != Int(32) && g.acc_type != Float(32))
         reject(name, "it accumulates in " + g.acc_type.to_string() + "; the MXM accumulates int8 in int32 and bf16 in fp32");
@@ -164,6 +245,13 @@ GemmPattern match_gemm(const Pipeline &p) {
             reject(name, "the update writes " + name + " at " + text(u.args[size_t(d)]) + " in dimension " + std::to_string(d) +
                              "; a matmul update writes acc[i, j] at its pure Vars");
     }
+    if (u.rdom && u.rdom->vars.size() == 3 && rank == 4) {
+        match_conv(g, f, u);
+        finish_epilogue(g);
+        return g;
+    }
+    if (!is_zero(f.init.value))
+        reject(name, "its pure definition is " + text(f.init.value) + ", not 0 (the accumulator must start at zero)");
     if (!u.rdom || u.rdom->vars.size() != 1)
         reject(name, "the update reduces over " + std::string(u.rdom ? std::to_string(u.rdom->vars.size()) + " dimensions" : "nothing") +
                          "; a matmul reduces over one dimension k");
@@ -223,6 +311,14 @@ GemmPattern match_gemm(const Pipeline &p) {
         reject(name, "operand types " + ta.to_string() + " x " + tb.to_string() +
                          " have no MXM mode (int8 x int8 -> int32, bf16/fp16 x bf16/fp16 -> fp32; fp32 is rounded to bf16)");
 
+    finish_epilogue(g);
+    return g;
+}
+
+void finish_epilogue(GemmPattern &g) {
+    const FunctionContents &f = *g.product.contents();
+    const std::string &name = f.name;
+    const int rank = int(f.args.size());
     g.output_vars = g.output.args();
     if (g.output.name() != name) {
         if (g.output.num_updates() > 0) reject(g.output.name(), "the output has updates after the matmul");
@@ -234,7 +330,17 @@ GemmPattern match_gemm(const Pipeline &p) {
     } else {
         g.output_vars = f.args;
     }
-    return g;
+    if (!is_zero(f.init.value)) { // a conv's bias: added to the sum on the VXM
+        EpilogueBuilder b(g, g.operands);
+        Expr acc = Variable::make(g.acc_type, kAccName, VariableKind::Let);
+        Expr init = b.mutate(substitute_vars(f.init.value, f.args, [&] {
+            std::vector<Expr> v;
+            for (auto &a : g.output_vars) v.push_back(Variable::make(Int(32), a));
+            return v;
+        }()));
+        Expr with_bias = acc + init;
+        g.epilogue = g.epilogue.defined() ? substitute_vars(g.epilogue, {kAccName}, {with_bias}) : with_bias;
+    }
 }
 
 } // namespace tessera::internal::chip

@@ -22,8 +22,20 @@ struct EpilogueOperand {
     std::vector<int> output_dim;
 };
 
+/// A 2-D convolution computed as an implicit GEMM: one matmul per filter tap, the rows being
+/// the output pixels (n, y, x) and the columns the output channels.
+struct ConvParams {
+    bool nchw = true;
+    int64_t kh = 1, kw = 1;
+    int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+    int64_t pad_top = 0, pad_left = 0; ///< Input coordinate = out * stride + tap * dilation - pad.
+};
+
 /// A matmul the MXM can compute, and what follows it.
 struct GemmPattern {
+    /// Set for conv2d (ops::conv2d, groups = 1): then `a` is the image, `b` the filter, and the
+    /// product's own initial value (a bias) is part of the epilogue.
+    std::optional<ConvParams> conv;
     Func output;                 ///< The pipeline's output.
     Func product;                ///< The canonical matmul Func.
     std::optional<Input> a, b; ///< Set by match_gemm (Input has no empty state).

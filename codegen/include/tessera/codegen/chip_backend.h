@@ -55,6 +55,9 @@ struct ChipTensorMap {
     /// broadcast dimension). Chip elements outside the source (padding) are zero on input and
     /// dropped on output; chip dimensions no source dimension takes must be 0 for a source element.
     std::vector<int> chip_dim_of_source;
+    /// Per source dimension, added to its index to give the chip index (zero padding before,
+    /// e.g. a conv's top/left padding); empty = all 0.
+    std::vector<int64_t> chip_offset;
 };
 
 /// A compiled chip kernel: the program, its text, and how to marshal host buffers.
