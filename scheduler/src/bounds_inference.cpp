@@ -16,8 +16,9 @@ namespace {
 
 class RegionTouched : public IRVisitor {
 public:
-    RegionTouched(const std::string &name, bool provides, bool calls, const IntervalScope &known)
-        : name_(name), provides_(provides), calls_(calls), scope_(known) {}
+    RegionTouched(const std::string &name, bool provides, bool calls, const IntervalScope &known,
+                  const IntervalScope &hints)
+        : name_(name), provides_(provides), calls_(calls), scope_(known), hints_(hints) {}
 
     Box box;
     bool touched = false;
@@ -29,13 +30,13 @@ public:
         include_expr(op->extent);
         Interval lo = bounds_of_expr(simplify_with_bounds(op->min, scope_), scope_);
         Interval hi = bounds_of_expr(simplify_with_bounds(op->min + op->extent - 1, scope_), scope_);
-        with_binding(op->name, Interval(lo.min, hi.max), [&] { include(op->body); });
+        with_binding(op->name, with_hint(op->name, Interval(lo.min, hi.max)), [&] { include(op->body); });
     }
     void visit(const LetStmt *op) override {
         include_expr(op->value);
         // Simplified first, so that correlated terms cancel (min(x + 4, 8) - x → min(4, 8 - x)).
-        with_binding(op->name, bounds_of_expr(simplify_with_bounds(op->value, scope_), scope_),
-                     [&] { include(op->body); });
+        Interval i = bounds_of_expr(simplify_with_bounds(op->value, scope_), scope_);
+        with_binding(op->name, with_hint(op->name, i), [&] { include(op->body); });
     }
     void visit(const IfThenElse *op) override {
         include_expr(op->condition);
@@ -77,6 +78,28 @@ public:
     }
 
 private:
+    // Narrows a computed range by what holds by construction (LoweredFunc::defined_ranges);
+    // the hint is in terms of region variables, which may themselves be in scope.
+    Interval with_hint(const std::string &name, Interval i) {
+        auto h = hints_.find(name);
+        if (h == hints_.end()) return i;
+        Interval lo = bounds_of_expr(h->second.min, scope_), hi = bounds_of_expr(h->second.max, scope_);
+        Interval hint(lo.min, hi.max);
+        // What consumers read is narrowed (computing points nobody reads could read an Input
+        // out of bounds); a producer's storage only takes the hint where it is unbounded
+        // otherwise, since narrowing it makes its size harder to bound by a constant.
+        if (provides_) {
+            if (!i.has_lower_bound()) i.min = hint.min;
+            if (!i.has_upper_bound()) i.max = hint.max;
+            return i;
+        }
+        if (!i.has_lower_bound()) i.min = hint.min;
+        else if (hint.has_lower_bound()) i.min = simplify_with_bounds(max(i.min, hint.min), scope_);
+        if (!i.has_upper_bound()) i.max = hint.max;
+        else if (hint.has_upper_bound()) i.max = simplify_with_bounds(min(i.max, hint.max), scope_);
+        return i;
+    }
+
     void add(const Box &b) {
         box = touched ? box_union(box, b) : b;
         touched = true;
@@ -136,12 +159,14 @@ private:
     const std::string &name_;
     bool provides_, calls_;
     IntervalScope scope_;
+    const IntervalScope &hints_;
 };
 
 } // namespace
 
-Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls, const IntervalScope &known) {
-    RegionTouched r(name, provides, calls, known);
+Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls, const IntervalScope &known,
+                   const IntervalScope &hints) {
+    RegionTouched r(name, provides, calls, known, hints);
     if (s.defined()) s.accept(&r);
     return r.touched ? r.box : Box{};
 }

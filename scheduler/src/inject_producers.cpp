@@ -115,6 +115,7 @@ std::vector<std::pair<std::string, Expr>> region_lets(const LoweredFunc &p, cons
                         p.contents.args[d] + " (" + (d < region.size() ? region[d].to_string() : "?") +
                         "); its index is unbounded — clamp it (clamp(e, 0, n - 1)) or bound it with a select");
         lets.emplace_back(p.region_min(d), region[d].min);
+        lets.emplace_back(p.region_max(d), region[d].max);
         lets.emplace_back(p.region_extent(d), region[d].max - region[d].min + 1);
     }
     return lets;
@@ -129,7 +130,11 @@ Stmt wrap_lets(const std::vector<std::pair<std::string, Expr>> &lets, Stmt body)
 
 Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
     std::map<std::string, Stmt> produce;
-    for (const auto &name : env.order) produce[name] = build_produce(env.at(name));
+    IntervalScope hints;
+    for (const auto &name : env.order) {
+        produce[name] = build_produce(env.at(name));
+        for (const auto &[v, i] : env.at(name).defined_ranges) hints[v] = i;
+    }
 
     std::vector<Stmt> root;
     for (const auto &name : env.order)
@@ -142,7 +147,7 @@ Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
         LoweredFunc &p = env.at(*it);
         if (p.is_output) continue;
         if (p.compute.kind == LevelKind::Root) {
-            Box required = region_touched(stmt, p.name(), false, true, known);
+            Box required = region_touched(stmt, p.name(), false, true, known, hints);
             root_lets.push_back(region_lets(p, required, join_names(env.consumers_of(p.name()))));
             root_storage.push_back(p.name());
             continue;
@@ -151,13 +156,13 @@ Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
         const std::string loop = resolve_loop(env, p, p.compute);
         const bool store_here = p.store.kind == LevelKind::At && p.store.var == p.compute.var;
         RewriteLoopBody inject(loop, [&](const Stmt &body) {
-            Box required = region_touched(body, p.name(), false, true, known);
+            Box required = region_touched(body, p.name(), false, true, known, hints);
             auto lets = region_lets(p, required, stage_display_name(p.compute.func, p.compute.stage) + " inside loop " +
                                                      p.compute.var);
             Stmt inner = Block::make({produce[p.name()], ProducerConsumer::make(p.name(), false, body)});
             if (store_here) {
                 // Storage bounds in terms of the region lets, which wrap it.
-                Box written = region_touched(inner, p.name(), true, false, known);
+                Box written = region_touched(inner, p.name(), true, false, known, hints);
                 inner = Realize::make(p.name(), p.contents.type, p.memory,
                                       realize_bounds(p, written, "inside loop " + p.compute.var), inner);
             }
@@ -182,7 +187,7 @@ Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
                         "); the loops of " + stage_display_name(c.name(), p.compute.stage) + " are " +
                         describe_loops(c, p.compute.stage));
         RewriteLoopBody wrap(store_loop, [&](const Stmt &body) {
-            Box written = region_touched(body, p.name(), true, false, known);
+            Box written = region_touched(body, p.name(), true, false, known, hints);
             return Realize::make(p.name(), p.contents.type, p.memory,
                                  realize_bounds(p, written, "inside loop " + store.var), body);
         });
@@ -190,7 +195,7 @@ Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
     }
     for (const auto &name : root_storage) {
         const LoweredFunc &p = env.at(name);
-        Box written = region_touched(stmt, name, true, false, known);
+        Box written = region_touched(stmt, name, true, false, known, hints);
         stmt = Realize::make(name, p.contents.type, p.memory, realize_bounds(p, written, "at root"), stmt);
     }
     // Root regions: a consumer's lets come before (outside) its producers'.

@@ -32,7 +32,7 @@ struct StageBuilder {
     std::string err;      // "schedule of C.update(0): "
     std::vector<LoopDim> dims;
     std::vector<std::vector<VarDefinition>> definitions; // per split/fuse, in order
-    std::vector<Expr> guards;
+    std::vector<Expr> guards;                            // per definition; undefined if none
     std::set<std::string> used_ir_names;
 
     StageBuilder(LoweredFunc &f, int s)
@@ -76,6 +76,7 @@ struct StageBuilder {
         if (stage > 0 && !divides && tail == TailStrategy::ShiftInwards)
             throw Error(err + d.to_string() + ": shift_inwards recomputes points, which an update definition "
                                               "cannot do (it would apply the update twice); use guard_with_if or round_up");
+        if (!divides && tail == TailStrategy::RoundUp) f.defined_ranges.erase(od.ir_name); // it runs past the end
         if (f.is_output && !divides && tail == TailStrategy::RoundUp)
             throw Error(err + d.to_string() + ": round_up would write past the end of the output " + f.name() +
                         " unless its extent (" + to_string(od.extent) + ") is a multiple of " +
@@ -106,7 +107,7 @@ struct StageBuilder {
             }
         }
         definitions.push_back({{od.ir_name, od.min + base + iv}});
-        if (guard.defined()) guards.push_back(guard);
+        guards.push_back(guard);
         dims[static_cast<size_t>(i)] = o;
         dims.insert(dims.begin() + i + 1, in);
     }
@@ -123,6 +124,9 @@ struct StageBuilder {
         fd.extent = od.extent * id.extent;
         Expr fv = loop_var(fd.ir_name);
         definitions.push_back({{od.ir_name, od.min + fv / id.extent}, {id.ir_name, id.min + fv % id.extent}});
+        f.defined_ranges[od.ir_name] = Interval(od.min, od.min + od.extent - 1);
+        f.defined_ranges[id.ir_name] = Interval(id.min, id.min + id.extent - 1);
+        guards.push_back(Expr());
         dims[static_cast<size_t>(outer)] = fd;
         dims.erase(dims.begin() + outer + 1);
     }
@@ -215,6 +219,8 @@ Stmt build_produce(LoweredFunc &f) {
                 auto pos = std::find(fc.args.begin(), fc.args.end(), d.name) - fc.args.begin();
                 d.min = loop_var(f.region_min(static_cast<size_t>(pos)));
                 d.extent = loop_var(f.region_extent(static_cast<size_t>(pos)));
+                f.defined_ranges[d.ir_name] =
+                    Interval(d.min, f.is_output ? d.min + d.extent - 1 : loop_var(f.region_max(static_cast<size_t>(pos))));
             } else {
                 for (const auto &rv : def.rdom->vars)
                     if (rv.name == d.name) {
@@ -235,13 +241,14 @@ Stmt build_produce(LoweredFunc &f) {
         Stmt body = Provide::make(fc.name, substitute(qualify, def.value), args);
         if (def.rdom && def.rdom->predicate.defined())
             body = IfThenElse::make(substitute(qualify, def.rdom->predicate), body);
-        if (!b.guards.empty()) {
-            Expr cond = b.guards.back();
-            for (int g = static_cast<int>(b.guards.size()) - 2; g >= 0; --g) cond = b.guards[static_cast<size_t>(g)] && cond;
-            body = IfThenElse::make(cond, body);
-        }
-        for (const auto &defs : b.definitions)
+        // Each split's tail guard sits right inside the let of the variable it tests, before
+        // the lets of earlier splits that derive other variables from it, so that bounds
+        // inference sees the narrowed range when it bounds those.
+        for (size_t r = 0; r < b.definitions.size(); ++r) {
+            if (b.guards[r].defined()) body = IfThenElse::make(b.guards[r], body);
+            const auto &defs = b.definitions[r];
             for (auto it = defs.rbegin(); it != defs.rend(); ++it) body = LetStmt::make(it->ir_name, it->value, body);
+        }
         for (auto it = b.dims.rbegin(); it != b.dims.rend(); ++it)
             body = For::make(it->ir_name, it->min, it->extent, it->kind, body);
         f.stage_loops[static_cast<size_t>(s)] = b.dims;

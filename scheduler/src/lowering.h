@@ -51,11 +51,19 @@ struct LoweredFunc {
     bool double_buffer = false;
     /// The loops of each stage after the loop directives (filled by build_produce).
     std::vector<std::vector<LoopDim>> stage_loops;
+    /// Ranges of loop and let variables that hold by construction but that interval arithmetic
+    /// cannot see (filled by build_produce): a pure variable stays within the Func's region
+    /// (its split tails are guarded or shifted inwards), and the variables a fuse defines
+    /// (outer = min + fused / inner extent, inner = min + fused % inner extent) within their
+    /// loops' ranges.
+    IntervalScope defined_ranges;
 
     const std::string &name() const { return contents.name; }
     /// The variables holding the region this Func is computed over, per pure dimension.
     std::string region_min(size_t d) const { return contents.name + "." + contents.args[d] + ".min"; }
     std::string region_extent(size_t d) const { return contents.name + "." + contents.args[d] + ".extent"; }
+    /// The last point of the region (defined for Funcs other than outputs).
+    std::string region_max(size_t d) const { return contents.name + "." + contents.args[d] + ".max"; }
 };
 
 /// All Funcs of a pipeline in topological order (producers first), by name.
@@ -92,8 +100,9 @@ Stmt build_produce(LoweredFunc &f);
 /// and/or by Calls to it (`calls`) — in terms of the variables free in `s`. Loops and lets
 /// inside `s` range over their bounds; simple if-conditions on them narrow the range.
 /// `known` gives ranges of variables free in `s` (e.g. output extents known to lower()).
+/// `hints` gives ranges of let-defined variables to use where the let's value cannot be bounded.
 Box region_touched(const Stmt &s, const std::string &name, bool provides, bool calls,
-                   const IntervalScope &known = {});
+                   const IntervalScope &known = {}, const IntervalScope &hints = {});
 /// bounds_inference.cpp: the region `f` must be computed over when its consumers need
 /// `required`: also what its updates write and read of itself.
 Box func_compute_region(const LoweredFunc &f, const Box &required);

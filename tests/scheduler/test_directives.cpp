@@ -180,7 +180,7 @@ TEST(Directives, UpdateStageTileAndVectorize) {
     auto f = m.facts();
     EXPECT_EQ(f.loop_names("C.s1."), (std::vector<std::string>{"C.s1.io", "C.s1.jo", "C.s1.ii", "C.s1.ji", "C.s1.k"}));
     EXPECT_EQ(f.loop("C.s1.ji")->kind, ForKind::Vectorized);
-    EXPECT_EQ(f.ifs, 1) << "one guard_with_if (the update default) for both tiled loops: 7 and 9 are not multiples of 4";
+    EXPECT_EQ(f.ifs, 2) << "guard_with_if (the update default) on both tiled loops: 7 and 9 are not multiples of 4";
     m.check();
 }
 
