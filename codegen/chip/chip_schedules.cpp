@@ -14,6 +14,11 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
                                  const std::vector<std::vector<int64_t>> &output_shapes) {
     const chipsim::Target t = chip_target_description(target);
     const internal::chip::GemmPattern g = internal::chip::match_gemm(pipeline);
+    if (g.conv) { // the implicit GEMM picks whole output rows per tile itself
+        Func out = g.product;
+        out.store_in(MemoryKind::ACC);
+        return;
+    }
     const std::vector<int64_t> &shape = output_shapes.at(0);
     const int bd = g.batch_dims;
     const int64_t M = shape.at(size_t(bd)), N = shape.at(size_t(bd + 1));

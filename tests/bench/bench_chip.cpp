@@ -40,6 +40,27 @@ Row run_matmul(const std::string &chip, int64_t m, int64_t n, int64_t k, Type ty
     return row;
 }
 
+Row run_conv(const std::string &chip, int64_t hw, int64_t c, int64_t o, int64_t k) {
+    Row row;
+    row.name = "conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" + std::to_string(o) +
+               " @" + std::to_string(hw) + "x" + std::to_string(hw) + " int8";
+    try {
+        Input X(Int(8), {1, int(hw), int(hw), int(c)}, "X"), W(Int(8), {int(k), int(k), int(c), int(o)}, "W");
+        ops::Conv2dOptions opt;
+        opt.layout = ops::Layout::NHWC;
+        opt.padding = int(k / 2);
+        Func conv = ops::conv2d(X, W, opt);
+        ChipProgram p = compile_for_chip(Pipeline(conv), Target::named(chip), {{1, hw, hw, o}});
+        ChipRunOptions ro;
+        ro.functional = false;
+        row.result = run_on_chip(p, {}, ro);
+        row.ok = true;
+    } catch (const std::exception &e) {
+        row.error = e.what();
+    }
+    return row;
+}
+
 void print_table(const std::string &chip, const std::vector<Row> &rows) {
     std::printf("\n%s\n", chip.c_str());
     std::printf("| kernel | cycles | MACs/cycle | MXM util | roofline cycles | of roofline | limiter |\n");
@@ -65,6 +86,13 @@ int main(int argc, char **argv) {
         std::vector<Row> rows;
         for (Type t : {Int(8), BFloat(16)})
             for (int64_t s : sizes) rows.push_back(run_matmul(chip, s, s, s, t));
+        // ResNet-50's bottleneck convolutions: the 3x3 and the reducing 1x1 of each stage.
+        const int64_t stages[4][2] = {{56, 64}, {28, 128}, {14, 256}, {7, 512}};
+        for (auto &st : stages) {
+            if (quick && st[0] > 28) continue;
+            rows.push_back(run_conv(chip, st[0], st[1], st[1], 3));
+            rows.push_back(run_conv(chip, st[0], 4 * st[1], st[1], 1));
+        }
         print_table(chip, rows);
     }
     return 0;

@@ -14,6 +14,9 @@
 // planes side by side); on npu-edge TM = min(M, 256), TN = min(N, 64) — a 256 x 64 int32 tile
 // double-buffered fills exactly the 128 KiB ACC (measured better than 128 x 128: the systolic
 // fill is amortised over more rows per weight install).
+//
+// conv2d: `out.store_in(MemoryKind::ACC)`; the implicit GEMM takes whole output rows per tile
+// (as many as fit 512 accumulator rows on tsp-mini, 256 on npu-edge) and one matmul per tap.
 #include <cstdint>
 #include <vector>
 
