@@ -124,8 +124,9 @@ struct StageBuilder {
         fd.extent = od.extent * id.extent;
         Expr fv = loop_var(fd.ir_name);
         definitions.push_back({{od.ir_name, od.min + fv / id.extent}, {id.ir_name, id.min + fv % id.extent}});
-        f.defined_ranges[od.ir_name] = Interval(od.min, od.min + od.extent - 1);
-        f.defined_ranges[id.ir_name] = Interval(id.min, id.min + id.extent - 1);
+        // A pure variable's own range (the Func's region, [min, max]) is tighter; keep it.
+        f.defined_ranges.emplace(od.ir_name, Interval(od.min, od.min + od.extent - 1));
+        f.defined_ranges.emplace(id.ir_name, Interval(id.min, id.min + id.extent - 1));
         guards.push_back(Expr());
         dims[static_cast<size_t>(outer)] = fd;
         dims.erase(dims.begin() + outer + 1);

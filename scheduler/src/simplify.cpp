@@ -239,6 +239,17 @@ protected:
             auto ca = const_of(a), cb = const_of(b);
             if (ca && cb) return make_int(t, is_min ? std::min(*ca, *cb) : std::max(*ca, *cb));
             if (equal(a, b)) return a;
+            // Absorption: max(a, min(b, a)) → a, min(a, max(b, a)) → a.
+            for (int side = 0; side < 2; ++side) {
+                const Expr &self = side ? b : a, &other = side ? a : b;
+                const Expr *oa = nullptr, *ob = nullptr;
+                if (is_min) {
+                    if (const Max *m = other.as<Max>()) oa = &m->a, ob = &m->b;
+                } else {
+                    if (const Min *m = other.as<Min>()) oa = &m->a, ob = &m->b;
+                }
+                if (oa && (equal(*oa, self) || equal(*ob, self))) return self;
+            }
             // min(x + c1, x + c2) → x + min(c1, c2) (x alone counts as x + 0).
             auto split_const = [&](const Expr &e) -> std::pair<Expr, int64_t> {
                 if (const Add *ea = e.as<Add>())
