@@ -3,10 +3,10 @@
 // accumulate in fp32; conversions on store round to nearest even and saturate integers; VXM
 // arithmetic runs in fp32 for float dtypes and in 64-bit integers for integer dtypes.
 #include "machine_state.h"
-#include "mxm_kernel.h"
 
 #include "tessera/chipsim/assembler.h"
 #include "tessera/chipsim/error.h"
+#include "tessera/chipsim/mxm_kernel.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,11 +2,11 @@
 // library stays runnable on any x86-64 while the simulator uses AVX-512/AVX2 where present.
 // The loops keep k outermost per row block and n innermost and contiguous: GCC vectorises n and
 // keeps the summation order over k, so every level computes bit-identical results.
-#include "mxm_kernel.h"
+#include "tessera/chipsim/mxm_kernel.h"
 
 #include <cstring>
 
-namespace tessera::chipsim::internal {
+namespace tessera::chipsim {
 
 namespace {
 
@@ -92,4 +92,4 @@ void mxm_rows(const float *a, const float *w, float *out, int64_t rows, int k, i
 
 const char *mxm_kernel_isa() { return chosen().isa; }
 
-} // namespace tessera::chipsim::internal
+} // namespace tessera::chipsim
