@@ -410,7 +410,7 @@ private:
                 return Interval(make_int(t, 0), make_int(t, largest == 0 ? 0 : largest - 1));
             }
             // Euclidean remainders are never negative.
-            return Interval(make_int(t, 0), b.max.defined() && b.min.defined() && const_nonneg(b.min)
+            return Interval(make_int(t, 0), b.max.defined() && b.min.defined() && const_nonneg(b.min, true)
                                                 ? sub_e(b.max, make_int(t, 1))
                                                 : Expr());
         }

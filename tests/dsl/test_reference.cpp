@@ -450,6 +450,50 @@ TEST(Reference, RealizeOnAnUnlinkedBackendSaysWhatToLink) {
     EXPECT_EQ(ref(3), 3);
 }
 
+TEST(Target, NamedMapsTheThreeBuiltInKindsAndLeavesTheRestToChips) {
+    EXPECT_EQ(Target::named("reference"), Target::reference());
+    EXPECT_EQ(Target::named("interpreter").kind(), Target::Kind::Interpreter);
+    EXPECT_EQ(Target::named("host").kind(), Target::Kind::Host);
+    const Target chip = Target::named("tsp-mini");
+    EXPECT_EQ(chip.kind(), Target::Kind::Chip);
+    EXPECT_EQ(chip.name(), "tsp-mini");
+    EXPECT_EQ(Target::named("/path/to/chip.json").name(), "/path/to/chip.json");
+    EXPECT_FALSE(Target::named("tsp-mini") == Target::named("npu-edge"));
+}
+
+TEST(Realize, DispatchesThroughTheRegistry) {
+    // A stand-in chip backend: it sees the pipeline, the shapes, the bindings and the target,
+    // after realize() has checked them.
+    std::string seen_target;
+    std::vector<std::vector<int64_t>> seen_shapes;
+    internal::register_realizer(Target::Kind::Chip, [&](const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
+                                                        const Bindings &bindings, const Target &target) {
+        seen_target = target.name();
+        seen_shapes = shapes;
+        std::vector<Buffer<>> out;
+        for (size_t k = 0; k < shapes.size(); ++k) {
+            Buffer<> b(p.outputs()[k].type(), shapes[k]);
+            b.fill(static_cast<double>(bindings.size()));
+            out.push_back(b);
+        }
+        return out;
+    });
+    EXPECT_TRUE(internal::has_realizer(Target::Kind::Chip));
+    Input A(Float(32), {3}, "A");
+    Var i("i");
+    Func f("f");
+    f(i) = A(i);
+    Buffer<float> a({3});
+    Buffer<float> out = f.realize({3}, {{A, a}}, Target::named("my-chip"));
+    EXPECT_EQ(seen_target, "my-chip");
+    EXPECT_EQ(seen_shapes, (std::vector<std::vector<int64_t>>{{3}}));
+    EXPECT_EQ(out(2), 1.0f);
+    // realize() checks the request before any backend sees it.
+    seen_target.clear();
+    expect_error([&] { f.realize({3, 3}, {{A, a}}, Target::named("my-chip")); }, {"Func f", "1 dimensions"});
+    EXPECT_TRUE(seen_target.empty());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Errors
 

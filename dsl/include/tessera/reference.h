@@ -7,9 +7,14 @@
 // - Funcs are realized producers first (a topological order of the pipeline). Outputs are
 //   realized over [0, shape) in each dimension; every other Func over the box its consumers
 //   need, found by interval arithmetic (interval.h) over its call sites with the consumers'
-//   regions and reduction domains. A Func's region also covers what its own update
-//   definitions write (their left-hand sides) and read of it, so scattering updates
-//   (histograms) and self-referencing updates (scans) have storage.
+//   regions and reduction domains (each RVar narrowed by its RDom's where-predicate, e.g.
+//   `r < n` bounds r by n - 1). A Func's region also covers what its own update definitions
+//   write (their left-hand sides) and read of it, so scattering updates (histograms) and
+//   self-referencing updates (scans) have storage; an output's values outside [0, shape) are
+//   computed but not returned.
+// - An update of an output may write at data-dependent places the interval arithmetic cannot
+//   bound (`hist(values(r)) += 1` with int32 values): each such write is checked and one outside
+//   the output is an error. For any other Func the region must be bounded (clamp the index).
 // - The pure definition fills the whole region, its arguments looping in order (the last one
 //   innermost). Then each update is applied in turn: its pure variables loop over the Func's
 //   region (outermost), inside them its reduction domain with the first dimension innermost;
