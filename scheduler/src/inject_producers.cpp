@@ -116,7 +116,9 @@ std::vector<std::pair<std::string, Expr>> region_lets(const LoweredFunc &p, cons
                         "); its index is unbounded — clamp it (clamp(e, 0, n - 1)) or bound it with a select");
         lets.emplace_back(p.region_min(d), region[d].min);
         lets.emplace_back(p.region_max(d), region[d].max);
-        lets.emplace_back(p.region_extent(d), region[d].max - region[d].min + 1);
+        // A region is empty where a consumer's guarded tail reads nothing; its extent is then
+        // clamped to 0 (a negative one would make a fused loop's extent positive again).
+        lets.emplace_back(p.region_extent(d), max(region[d].max - region[d].min + 1, 0));
     }
     return lets;
 }
