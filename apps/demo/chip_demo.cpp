@@ -71,7 +71,25 @@ bool demo_chip() {
         ok = check("tsp-mini (chipsim)", r.outputs[0], dense.realize({M, N}, b, Target::reference())) && ok;
         print_report(r);
     }
-    std::printf("  (conv2d on the chip — implicit GEMM, one matmul per filter tap — is not implemented yet.)\n");
+    {
+        // A ResNet-50-style convolution: 3x3, 64 -> 64 channels on a 28x28 image, padding 1.
+        const int H = 28, W = 28, C = 64, O = 64;
+        Input X(Int(8), {1, C, H, W}, "image"), F(Int(8), {O, C, 3, 3}, "filter"), bias(Int(32), {O}, "bias");
+        ops::Conv2dOptions opt;
+        opt.padding = 1;
+        opt.name = "conv";
+        Func conv = ops::conv2d(X, F, bias, opt);
+        apply_chip_library_schedule(Pipeline(conv), chip, {{1, O, H, W}});
+        std::printf("conv2d 3x3 %d->%d on %dx%d NCHW int8 (+bias) on tsp-mini, as an implicit GEMM:\n", C, O, H, W);
+        Buffer<> x(Int(8), {1, C, H, W}), f(Int(8), {O, C, 3, 3}), b(Int(32), {O});
+        x.fill_random(6);
+        f.fill_random(7);
+        b.fill_random(8);
+        Bindings bind{{X, x}, {F, f}, {bias, b}};
+        ChipResult r = realize_on_chip(Pipeline(conv), {{1, O, H, W}}, bind, chip);
+        ok = check("tsp-mini (chipsim)", r.outputs[0], conv.realize({1, O, H, W}, bind, Target::reference())) && ok;
+        print_report(r);
+    }
     return ok;
 }
 

@@ -375,7 +375,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         }
         // Leave room for two waves of drained tiles and the epilogue's temporaries.
         std::vector<TileRef> reserve;
-        for (size_t i = 0; i < 2 * wave * size_t(1 + std::min<int64_t>(2, kk.epilogue.num_values)); ++i)
+        for (size_t i = 0; i < wave * size_t(kk.epilogue.empty() ? 2 : 3); ++i)
             if (auto tr = place_interleaved(stage_rows, 1, int(i % 2))) reserve.push_back(*tr);
         std::vector<TileRef> placed;
         for (auto &[k, fn] : all) {
