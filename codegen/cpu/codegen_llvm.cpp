@@ -57,6 +57,12 @@ struct CValue {
     int64_t ramp_stride = 0;
     /// Every value (a ramp: its base) is a multiple of this; used to prove alignment.
     int64_t multiple = 1;
+    /// In address arithmetic: the value (a ramp: its base) == split_base + split_offset, with
+    /// split_base null meaning 0. Loads and stores address split_base and then the constant,
+    /// so accesses that differ by a constant share one pointer LLVM can compare.
+    bool has_split = false;
+    llvm::Value *split_base = nullptr;
+    int64_t split_offset = 0;
 
     bool uniform() const { return lanes == 1; }
     bool is_ramp() const { return ramp_base != nullptr; }
@@ -144,6 +150,10 @@ private:
     void codegen(const Stmt &s);
     /// An Int(32) value in the 64-bit form address arithmetic uses (wide) or back in 32 bits.
     CValue to_index_width(const CValue &v, bool wide);
+    /// The (non-constant part, constant part) of an integer value or ramp base.
+    std::pair<llvm::Value *, int64_t> split_of(const CValue &v) const;
+    /// A pointer to element `index` (a value or a ramp's base) of `base`, constant part last.
+    llvm::Value *element_pointer(llvm::Type *elem, llvm::Value *base, const CValue &index);
     CValue uniform(llvm::Value *v, int64_t multiple = 1) const;
     CValue make_ramp(llvm::Value *base, int64_t stride, int lanes, int64_t multiple);
     CValue general(llvm::Value *v) const;
@@ -156,6 +166,7 @@ private:
     // --- arithmetic helpers ---
     enum class Arith { Add, Sub, Mul, Div, Mod, Min, Max };
     void arith(Arith op, const Expr &a, const Expr &b, Type t);
+    CValue arith_values(Arith op, const CValue &a, const CValue &b, Type t);
     llvm::Value *int_div_mod(bool is_div, bool is_signed, llvm::Value *a, llvm::Value *b);
     void compare(const Expr &a, const Expr &b, llvm::CmpInst::Predicate sp, llvm::CmpInst::Predicate up,
                  llvm::CmpInst::Predicate fp);
@@ -349,14 +360,39 @@ CValue CodeGenCPU::to_index_width(const CValue &v, bool wide) {
     const unsigned want = wide ? 64 : 32;
     if (!scalar->isIntegerTy() || scalar->getIntegerBitWidth() == want) return v;
     llvm::Type *t = b_.getIntNTy(want);
-    if (v.is_ramp()) return make_ramp(b_.CreateSExtOrTrunc(v.ramp_base, t), v.ramp_stride, v.lanes, v.multiple);
+    if (v.is_ramp()) {
+        CValue r = make_ramp(b_.CreateSExtOrTrunc(v.ramp_base, t), v.ramp_stride, v.lanes, v.multiple);
+        if (v.has_split && wide) {
+            r.has_split = true;
+            r.split_base = v.split_base ? b_.CreateSExtOrTrunc(v.split_base, t) : nullptr;
+            r.split_offset = v.split_offset;
+        }
+        return r;
+    }
     CValue r = v;
+    r.has_split = v.has_split && wide;
+    if (r.has_split && v.split_base) r.split_base = b_.CreateSExtOrTrunc(v.split_base, t);
     r.v = b_.CreateSExtOrTrunc(v.v, v.lanes == 1 ? t : (llvm::Type *)llvm::FixedVectorType::get(t, static_cast<unsigned>(v.lanes)));
     return r;
 }
 
 void CodeGenCPU::codegen(const Stmt &s) {
     if (s.defined()) s.accept(this);
+}
+
+std::pair<llvm::Value *, int64_t> CodeGenCPU::split_of(const CValue &v) const {
+    if (v.has_split) return {v.split_base, v.split_offset};
+    llvm::Value *x = v.is_ramp() ? v.ramp_base : v.v;
+    if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(x)) return {nullptr, c->getSExtValue()};
+    return {x, 0};
+}
+
+llvm::Value *CodeGenCPU::element_pointer(llvm::Type *elem, llvm::Value *base, const CValue &index) {
+    auto [var, offset] = split_of(index);
+    llvm::Value *p = base;
+    if (var) p = b_.CreateInBoundsGEP(elem, p, b_.CreateSExtOrTrunc(var, b_.getInt64Ty()));
+    if (offset != 0 || !var) p = b_.CreateInBoundsGEP(elem, p, b_.getInt64(static_cast<uint64_t>(offset)));
+    return p;
 }
 
 CValue CodeGenCPU::uniform(llvm::Value *v, int64_t multiple) const {
@@ -418,6 +454,8 @@ const BufferSym &CodeGenCPU::lookup_buffer(const std::string &name) {
 
 void CodeGenCPU::visit(const IntImm *op) {
     value_ = uniform(const_int(value_type(op->type), op->value), op->value == 0 ? 0 : op->value);
+    value_.has_split = true;
+    value_.split_offset = op->value;
 }
 
 void CodeGenCPU::visit(const UIntImm *op) {
@@ -491,6 +529,7 @@ void CodeGenCPU::arith(Arith op, const Expr &ea, const Expr &eb, Type t) {
     CValue a = codegen(ea);
     CValue b = codegen(eb);
     // Affine tracking of integer ramps: the lanes of a + b, a - b and a * constant stay affine.
+    bool done = false;
     if (t.is_integer() && (a.is_ramp() || b.is_ramp()) && (a.is_ramp() || a.uniform()) && (b.is_ramp() || b.uniform())) {
         llvm::Value *base_a = a.is_ramp() ? a.ramp_base : a.v;
         llvm::Value *base_b = b.is_ramp() ? b.ramp_base : b.v;
@@ -498,24 +537,55 @@ void CodeGenCPU::arith(Arith op, const Expr &ea, const Expr &eb, Type t) {
         const bool nsw = index_math_ > 0 && t.is_int();
         if (op == Arith::Add) {
             value_ = make_ramp(b_.CreateAdd(base_a, base_b, "", false, nsw), a.ramp_stride + b.ramp_stride, lanes, gcd64(a.multiple, b.multiple));
-            return;
+            done = true;
         }
         if (op == Arith::Sub) {
             value_ = make_ramp(b_.CreateSub(base_a, base_b, "", false, nsw), a.ramp_stride - b.ramp_stride, lanes, gcd64(a.multiple, b.multiple));
-            return;
+            done = true;
         }
-        if (op == Arith::Mul) {
+        if (op == Arith::Mul && !done) {
             const CValue &ramp = a.is_ramp() ? a : b;
             const CValue &scale = a.is_ramp() ? b : a;
             if (scale.uniform()) {
                 if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(scale.v)) {
                     const int64_t k = c->getSExtValue();
                     value_ = make_ramp(b_.CreateMul(ramp.ramp_base, scale.v, "", false, nsw), ramp.ramp_stride * k, lanes, ramp.multiple * k);
-                    return;
+                    done = true;
                 }
             }
         }
     }
+    if (!done) value_ = arith_values(op, a, b, t);
+    if (index_math_ > 0 && t.is_int() && (a.uniform() || a.is_ramp()) && (b.uniform() || b.is_ramp())) {
+        // Keep constant parts of address arithmetic apart (see CValue::split_base).
+        auto [va, oa] = split_of(a);
+        auto [vb, ob] = split_of(b);
+        llvm::Value *v = nullptr;
+        int64_t o = 0;
+        bool ok = true;
+        if (op == Arith::Add || op == Arith::Sub) {
+            const bool add = op == Arith::Add;
+            if (va && vb) v = add ? b_.CreateAdd(va, vb, "", false, true) : b_.CreateSub(va, vb, "", false, true);
+            else if (va) v = va;
+            else if (vb) v = add ? vb : b_.CreateSub(llvm::Constant::getNullValue(vb->getType()), vb, "", false, true);
+            o = add ? oa + ob : oa - ob;
+        } else if (op == Arith::Mul && (!va || !vb)) {
+            const int64_t k = va ? ob : oa;
+            llvm::Value *x = va ? va : vb;
+            v = x ? b_.CreateMul(x, const_int(x->getType(), k), "", false, true) : nullptr;
+            o = oa * ob;
+        } else {
+            ok = false;
+        }
+        if (ok && (value_.uniform() || value_.is_ramp())) {
+            value_.has_split = true;
+            value_.split_base = v;
+            value_.split_offset = o;
+        }
+    }
+}
+
+CValue CodeGenCPU::arith_values(Arith op, const CValue &a, const CValue &b, Type t) {
     const int lanes = common_lanes({&a, &b});
     llvm::Value *x = widen(a, lanes), *y = widen(b, lanes);
     llvm::Value *r = nullptr;
@@ -551,8 +621,9 @@ void CodeGenCPU::arith(Arith op, const Expr &ea, const Expr &eb, Type t) {
         }
         if (t.is_bool()) multiple = 1;
     }
-    value_ = general(r);
-    if (lanes == 1) value_.multiple = (multiple > (int64_t{1} << 40) || multiple < 0) ? 1 : multiple;
+    CValue result = general(r);
+    if (lanes == 1) result.multiple = (multiple > (int64_t{1} << 40) || multiple < 0) ? 1 : multiple;
+    return result;
 }
 
 void CodeGenCPU::compare(const Expr &ea, const Expr &eb, llvm::CmpInst::Predicate sp, llvm::CmpInst::Predicate up,
@@ -748,7 +819,7 @@ void CodeGenCPU::visit(const Load *op) {
     const int elem_bytes = t.bytes();
 
     if (lanes_ == 1 || (index.uniform() && !mask_)) {
-        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.v, b_.getInt64Ty()));
+        llvm::Value *ptr = element_pointer(elem, base, index);
         llvm::LoadInst *load = b_.CreateAlignedLoad(elem, ptr, access_align(buf, index.multiple, elem_bytes, 1));
         decorate(load, op->name);
         value_ = general(from_storage(t, load));
@@ -758,8 +829,7 @@ void CodeGenCPU::visit(const Load *op) {
     llvm::Type *vec = storage_type(t, lanes);
     llvm::Instruction *inst;
     if (index.is_ramp() && index.ramp_stride == 1) {
-        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.ramp_base, b_.getInt64Ty()));
-        ptr = b_.CreateBitCast(ptr, vec->getPointerTo());
+        llvm::Value *ptr = b_.CreateBitCast(element_pointer(elem, base, index), vec->getPointerTo());
         llvm::Align align = access_align(buf, index.multiple, elem_bytes, lanes);
         if (mask_) inst = b_.CreateMaskedLoad(vec, ptr, align, mask_, llvm::UndefValue::get(vec));
         else inst = b_.CreateAlignedLoad(vec, ptr, align);
@@ -802,13 +872,12 @@ void CodeGenCPU::visit(const Store *op) {
 
     llvm::Instruction *inst;
     if (lanes == 1) {
-        llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.v, b_.getInt64Ty()));
+        llvm::Value *ptr = element_pointer(elem, base, index);
         inst = b_.CreateAlignedStore(to_storage(t, value.v), ptr, access_align(buf, index.multiple, elem_bytes, 1));
     } else {
         llvm::Value *data = to_storage(t, widen(value, lanes));
         if (index.is_ramp() && index.ramp_stride == 1) {
-            llvm::Value *ptr = b_.CreateInBoundsGEP(elem, base, b_.CreateSExtOrTrunc(index.ramp_base, b_.getInt64Ty()));
-            ptr = b_.CreateBitCast(ptr, data->getType()->getPointerTo());
+            llvm::Value *ptr = b_.CreateBitCast(element_pointer(elem, base, index), data->getType()->getPointerTo());
             llvm::Align align = access_align(buf, index.multiple, elem_bytes, lanes);
             if (mask_) inst = b_.CreateMaskedStore(data, ptr, align, mask_);
             else inst = b_.CreateAlignedStore(data, ptr, align);
