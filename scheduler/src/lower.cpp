@@ -84,7 +84,8 @@ LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vec
                 s = LetStmt::make(f.region_min(d), it->min[d], s);
             }
         }
-    s = simplify(s);
+    // Twice: the first pass substitutes constant lets, which lets the second decide guards.
+    s = simplify(simplify(s));
     check_lowered_legality(s, env);
     m.body = s;
     for (const auto &in : env.inputs) {

@@ -149,10 +149,15 @@ protected:
             if (aa && equal(aa->a, b)) return aa->b;
             if (aa && equal(aa->b, b)) return aa->a;
             if (ba && equal(ba->a, a)) return mutate(Sub::make(make_int(t, 0), ba->b));
-            // (x + c) - y → (x - y) + c, so that x - y can cancel.
-            if (aa && const_of(aa->b) && !const_of(b)) {
+            // (x + z) - y → (x - y) + z when x - y cancels (z may be a constant or not).
+            if (aa && !const_of(b)) {
                 Expr d = mutate(Sub::make(aa->a, b));
                 if (!d.as<Sub>()) return mutate(Add::make(d, aa->b));
+            }
+            // x - (y + c) → (x - y) - c when x - y cancels.
+            if (ba && const_of(ba->b)) {
+                Expr d = mutate(Sub::make(a, ba->a));
+                if (!d.as<Sub>()) return mutate(Sub::make(d, ba->b));
             }
             if (aa && ba) {
                 if (equal(aa->a, ba->a)) return mutate(Sub::make(aa->b, ba->b));
@@ -308,6 +313,27 @@ protected:
                 }
                 if (r) return make_const(Bool(), static_cast<int64_t>(*r));
             }
+            // Decide by the sign of the difference, which cancels shared symbolic terms
+            // (x.min + xo * 4 + xi < x.min + 8).
+            if (a.type().is_int() && kind >= 2 && (!ba || !bb)) {
+                Expr da = a, db = b;
+                for (int depth = 0; depth < 4; ++depth) { // lets defined from lets
+                    da = internal::substitute(lets_, da);
+                    db = internal::substitute(lets_, db);
+                }
+                Expr diff = mutate(Sub::make(da, db));
+                if (auto bd = const_bounds(diff)) {
+                    auto [dmin, dmax] = *bd;
+                    std::optional<bool> r;
+                    switch (kind) {
+                    case 2: if (dmax < 0) r = true; else if (dmin >= 0) r = false; break;
+                    case 3: if (dmax <= 0) r = true; else if (dmin > 0) r = false; break;
+                    case 4: if (dmin > 0) r = true; else if (dmax <= 0) r = false; break;
+                    case 5: if (dmin >= 0) r = true; else if (dmax < 0) r = false; break;
+                    }
+                    if (r) return make_const(Bool(), static_cast<int64_t>(*r));
+                }
+            }
         }
         if (a.same_as(op->a) && b.same_as(op->b)) return e;
         return Node::make(a, b);
@@ -369,7 +395,14 @@ protected:
     Stmt visit(const LetStmt *op, const Stmt &s) override {
         Expr v = mutate(op->value);
         if (is_const(v) || v.as<Variable>()) return mutate(internal::substitute({{op->name, v}}, op->body));
+        const bool had = lets_.count(op->name) > 0;
+        Expr saved = had ? lets_[op->name] : Expr();
+        lets_[op->name] = v;
         Stmt body = with_binding(op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
+        if (had)
+            lets_[op->name] = saved;
+        else
+            lets_.erase(op->name);
         if (!uses_var(body, op->name)) return body;
         if (v.same_as(op->value) && body.same_as(op->body)) return s;
         return LetStmt::make(op->name, v, body);
@@ -412,6 +445,8 @@ protected:
 
 private:
     IntervalScope scope_;
+    /// Values of the enclosing integer lets, to compare a let variable with its definition.
+    std::map<std::string, Expr> lets_;
 };
 
 } // namespace
