@@ -284,6 +284,11 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     const int64_t acc_rows = acc_mem->rows_per_bank;
     const int planes = t.mxm.count;
     int64_t R = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, acc_rows / 2);
+    if (kk.tile_m <= 0) { // few column blocks: cut the rows finer so that every plane has a job
+        const int64_t col_jobs = kk.groups * (kk.n / e.nu);
+        const int64_t want_chunks = (planes + col_jobs - 1) / col_jobs;
+        R = std::min(R, std::max<int64_t>(1, (kk.m + want_chunks - 1) / want_chunks));
+    }
     if (kk.conv) { // whole output rows per tile, so a tap's window is one strided view
         if (kk.conv->ow > acc_rows)
             throw Error("chip backend: a conv output row of " + std::to_string(kk.conv->ow) + " pixels is longer than an ACC bank (" +
