@@ -21,6 +21,9 @@
 //   rounded to bf16 on their way into the chip), optionally followed by element-wise Funcs of
 //   the product (bias add, ReLU, GELU with the tanh form, scaling, clamping...) that become a
 //   VXM epilogue fused before the store.
+// - ops::conv2d (NCHW or NHWC, groups = 1, any stride/padding/dilation, optional bias) as an
+//   implicit GEMM: one matmul per filter tap over strided DMA windows of the image, which the
+//   host zero-pads into the chip's NHWC layout; the bias joins the VXM epilogue.
 // - Directives read on the matmul's update stage: `tile(i, j, io, jo, ii, ji, TM, TN)` (output
 //   tile: TM accumulator rows, TN a multiple of the MXM width), `split(k, ko, ki, KT)`,
 //   `tensorize("mxm", {ii, ji, ki})` (checked against the MXM shape), and on the Func
