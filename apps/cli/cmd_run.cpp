@@ -38,8 +38,7 @@ int cmd_run(const std::vector<std::string> &args) {
     const std::string op_name = parser.positionals()[0];
     std::vector<std::string> kvs(parser.positionals().begin() + 1, parser.positionals().end());
     const Target target = Target::named(parser.value("target", "host"));
-    if (target.kind() == Target::Kind::Chip) return run_on_chip_target(parser, op_name, kvs, target);
-    if (target.kind() != Target::Kind::Host)
+    if (target.kind() != Target::Kind::Host && target.kind() != Target::Kind::Chip)
         throw Error("run: target '" + target.name() + "' is not supported by 'run' yet; use --target host");
     int repeats = 10;
     if (parser.has("repeats")) {
@@ -61,9 +60,10 @@ int cmd_run(const std::vector<std::string> &args) {
         text << f.rdbuf();
         op.pipeline.set_schedule(Schedule::from_json(text.str()));
         schedule_source = parser.value("schedule");
-    } else {
+    } else if (target.kind() != Target::Kind::Chip) {
         apply_host_library_schedule(op);
     }
+    if (target.kind() == Target::Kind::Chip) return run_on_chip_target(parser, op, schedule_source, target);
 
     CompiledKernel kernel = compile_jit(op.pipeline, op.output_shapes, target);
     std::vector<double> times;

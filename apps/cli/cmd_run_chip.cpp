@@ -3,7 +3,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 #include <tessera/codegen/chip_backend.h>
@@ -13,20 +12,8 @@
 
 namespace tessera::cli {
 
-int run_on_chip_target(const ArgParser &parser, const std::string &op_name, const std::vector<std::string> &kvs,
-                       const Target &target) {
-    OpInstance op = build_op(op_name, kvs);
-    std::string schedule_source = "library";
-    if (parser.has("schedule")) {
-        std::ifstream f(parser.value("schedule"));
-        if (!f) throw Error("run: cannot read schedule file '" + parser.value("schedule") + "'");
-        std::stringstream text;
-        text << f.rdbuf();
-        op.pipeline.set_schedule(Schedule::from_json(text.str()));
-        schedule_source = parser.value("schedule");
-    } else {
-        apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
-    }
+int run_on_chip_target(const ArgParser &parser, OpInstance &op, const std::string &schedule_source, const Target &target) {
+    if (schedule_source == "library") apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
     ChipRunOptions options;
     options.trace = parser.has("trace");
     ChipResult r = realize_on_chip(op.pipeline, op.output_shapes, op.bindings, target, options);

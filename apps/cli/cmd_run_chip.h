@@ -6,15 +6,15 @@
 #include <tessera/target.h>
 
 #include "cli_args.h"
+#include "op_builder.h"
 
 namespace tessera::cli {
 
-/// Builds the op, applies the chip library schedule (or --schedule FILE.json), compiles it for
-/// the chip, runs it on chipsim, verifies it against the reference evaluator and prints the
+/// Applies the chip library schedule to `op` unless `schedule_source` names a schedule file
+/// already set on it, compiles it for the chip, runs it on chipsim, verifies it against the reference evaluator and prints the
 /// report (with --json: the keys of `tessera sim --json` plus op, params, schedule, verified,
 /// max_abs_error; --trace FILE writes the Chrome trace; --asm FILE the program). Returns 0 when
 /// verified, 1 otherwise.
-int run_on_chip_target(const ArgParser &parser, const std::string &op_name, const std::vector<std::string> &kvs,
-                       const Target &target);
+int run_on_chip_target(const ArgParser &parser, OpInstance &op, const std::string &schedule_source, const Target &target);
 
 } // namespace tessera::cli
