@@ -30,13 +30,13 @@ public:
         include_expr(op->extent);
         Interval lo = bounds_of_expr(simplify_with_bounds(op->min, scope_), scope_);
         Interval hi = bounds_of_expr(simplify_with_bounds(op->min + op->extent - 1, scope_), scope_);
-        with_binding(op->name, with_hint(op->name, Interval(lo.min, hi.max)), [&] { include(op->body); });
+        internal::with_binding(scope_, op->name, with_hint(op->name, Interval(lo.min, hi.max)), [&] { include(op->body); });
     }
     void visit(const LetStmt *op) override {
         include_expr(op->value);
         // Simplified first, so that correlated terms cancel (min(x + 4, 8) - x → min(4, 8 - x)).
         Interval i = bounds_of_expr(simplify_with_bounds(op->value, scope_), scope_);
-        with_binding(op->name, with_hint(op->name, i), [&] { include(op->body); });
+        internal::with_binding(scope_, op->name, with_hint(op->name, i), [&] { include(op->body); });
     }
     void visit(const IfThenElse *op) override {
         include_expr(op->condition);
@@ -111,17 +111,6 @@ private:
             if (cr.call_type == CallType::Func && cr.name == name_) add(cr.box);
     }
 
-    template <typename F> void with_binding(const std::string &n, const Interval &i, F body) {
-        auto it = scope_.find(n);
-        bool had = it != scope_.end();
-        Interval old = had ? it->second : Interval();
-        scope_[n] = i;
-        body();
-        if (had)
-            scope_[n] = old;
-        else
-            scope_.erase(n);
-    }
 
     // Narrows the range of a variable in scope by a condition on it (conjunctions of v < e,
     // v <= e, v > e, v >= e and the mirrored forms).

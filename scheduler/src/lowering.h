@@ -134,6 +134,28 @@ Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
 /// simplify.cpp: simplify() knowing the ranges of variables.
 Expr simplify_with_bounds(const Expr &e, const IntervalScope &scope);
 
+/// Runs `body` with `name` bound to `range` in `scope`, then restores the outer binding (a
+/// let or loop may shadow an outer variable of the same name). Returns what body returns.
+template <typename F> auto with_binding(IntervalScope &scope, const std::string &name, const Interval &range, F body) {
+    auto it = scope.find(name);
+    const bool had = it != scope.end();
+    const Interval outer = had ? it->second : Interval();
+    scope[name] = range;
+    struct Restore {
+        IntervalScope &scope;
+        const std::string &name;
+        bool had;
+        const Interval &outer;
+        ~Restore() {
+            if (had)
+                scope[name] = outer;
+            else
+                scope.erase(name);
+        }
+    } restore{scope, name, had, outer};
+    return body();
+}
+
 /// An Int(32) loop variable.
 Expr loop_var(const std::string &name);
 

@@ -99,18 +99,6 @@ protected:
         return std::make_pair(i.const_min(), i.const_max());
     }
 
-    template <typename F> auto with_binding(const std::string &n, const Interval &i, F body) {
-        auto it = scope_.find(n);
-        bool had = it != scope_.end();
-        Interval old = had ? it->second : Interval();
-        scope_[n] = i;
-        auto r = body();
-        if (had)
-            scope_[n] = old;
-        else
-            scope_.erase(n);
-        return r;
-    }
 
     // ---- expressions --------------------------------------------------------------------
     Expr visit(const Add *op, const Expr &e) override {
@@ -386,7 +374,7 @@ protected:
     Expr visit(const Let *op, const Expr &e) override {
         Expr v = mutate(op->value);
         if (is_const(v) || v.as<Variable>()) return mutate(internal::substitute({{op->name, v}}, op->body));
-        Expr body = with_binding(op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
+        Expr body = internal::with_binding(scope_, op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
         if (v.same_as(op->value) && body.same_as(op->body)) return e;
         return Let::make(op->name, v, body);
     }
@@ -398,7 +386,7 @@ protected:
         const bool had = lets_.count(op->name) > 0;
         Expr saved = had ? lets_[op->name] : Expr();
         lets_[op->name] = v;
-        Stmt body = with_binding(op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
+        Stmt body = internal::with_binding(scope_, op->name, bounds_of_expr(v, scope_), [&] { return mutate(op->body); });
         if (had)
             lets_[op->name] = saved;
         else
@@ -415,7 +403,7 @@ protected:
             if (*c == 1) return mutate(internal::substitute({{op->name, mn}}, op->body));
         }
         Interval lo = bounds_of_expr(mn, scope_), hi = bounds_of_expr(mn + ext - 1, scope_);
-        Stmt body = with_binding(op->name, Interval(lo.min, hi.max), [&] { return mutate(op->body); });
+        Stmt body = internal::with_binding(scope_, op->name, Interval(lo.min, hi.max), [&] { return mutate(op->body); });
         if (is_no_op(body)) return no_op();
         if (mn.same_as(op->min) && ext.same_as(op->extent) && body.same_as(op->body)) return s;
         return For::make(op->name, mn, ext, op->kind, body);

@@ -138,11 +138,11 @@ protected:
     Stmt visit(const For *op, const Stmt &s) override {
         Interval lo = bounds_of_expr(simplify_with_bounds(op->min, scope_), scope_);
         Interval hi = bounds_of_expr(simplify_with_bounds(op->min + op->extent - 1, scope_), scope_);
-        return with_binding(op->name, Interval(lo.min, hi.max), [&] { return IRMutator::visit(op, s); });
+        return internal::with_binding(scope_, op->name, Interval(lo.min, hi.max), [&] { return IRMutator::visit(op, s); });
     }
     Stmt visit(const LetStmt *op, const Stmt &s) override {
         Interval i = bounds_of_expr(simplify_with_bounds(op->value, scope_), scope_);
-        return with_binding(op->name, i, [&] { return IRMutator::visit(op, s); });
+        return internal::with_binding(scope_, op->name, i, [&] { return IRMutator::visit(op, s); });
     }
 
     Stmt visit(const Realize *op, const Stmt &s) override {
@@ -186,18 +186,6 @@ protected:
     }
 
 private:
-    template <typename F> Stmt with_binding(const std::string &n, const Interval &i, F body) {
-        auto it = scope_.find(n);
-        bool had = it != scope_.end();
-        Interval old = had ? it->second : Interval();
-        scope_[n] = i;
-        Stmt r = body();
-        if (had)
-            scope_[n] = old;
-        else
-            scope_.erase(n);
-        return r;
-    }
 
     const IndexFn &lookup(const std::string &name) {
         auto it = index.find(name);
