@@ -305,7 +305,14 @@ void Func::set_schedule(const Schedule &s) {
         if (name != contents_->name && !fs.empty())
             throw Error("set_schedule on Func " + contents_->name + ": the schedule names Func " + name +
                         ", which is not this Func; use Pipeline::set_schedule for several Funcs");
-    Pipeline(*this).set_schedule(s);
+    // Validate against the pipeline this Func heads, but change only this Func.
+    Schedule mine;
+    auto it = s.funcs.find(contents_->name);
+    if (it != s.funcs.end()) mine.funcs[contents_->name] = it->second;
+    Schedule whole = Pipeline(*this).schedule();
+    whole.funcs.erase(contents_->name);
+    for (const auto &[n, fs] : mine.funcs) whole.funcs[n] = fs;
+    Pipeline(*this).set_schedule(whole);
 }
 
 // ---- Pipeline -------------------------------------------------------------------------------

@@ -166,3 +166,20 @@ TEST(ScheduleJson, ScheduleNamingAbsentFuncsOrLoopsFailsAndChangesNothing) {
     EXPECT_THROW(pl.set_schedule(bad_stage), Error);
     EXPECT_EQ(pl.schedule(), before);
 }
+
+TEST(ScheduleJson, FuncSetScheduleChangesOnlyThatFunc) {
+    Input A(Float(32), {8, 8}, "A");
+    Var y("y"), x("x");
+    Func p("p"), c("c");
+    p(y, x) = A(y, x) * 2.0f;
+    c(y, x) = p(y, x) + 1.0f;
+    p.compute_root();
+    Schedule s;
+    s.add("c", 0, make(DirectiveKind::Parallel, {"y"}));
+    c.set_schedule(s);
+    EXPECT_EQ(c.schedule(), s);
+    EXPECT_EQ(p.schedule().funcs.at("p").stage(0).size(), 1u) << "the producer's directives are kept";
+    Schedule other;
+    other.add("p", 0, make(DirectiveKind::ComputeInline));
+    EXPECT_THROW(c.set_schedule(other), Error) << "a Func's schedule names only that Func";
+}
