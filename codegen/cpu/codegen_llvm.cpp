@@ -1132,7 +1132,9 @@ void CodeGenCPU::emit_parallel(const For *op, const CValue &min, const CValue &e
     field = 0;
     for (const auto &[name, v] : captured_vars) {
         CValue c = v;
-        c.ramp_base = nullptr;
+        c.ramp_base = nullptr; // instructions of the enclosing function are out of reach here
+        c.has_split = false;
+        c.split_base = nullptr;
         c.v = b_.CreateLoad(fields[field], b_.CreateStructGEP(closure_type, closure_arg, field));
         ++field;
         push_var(name, c);
