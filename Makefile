@@ -23,7 +23,7 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
-	@$(BUILD_DIR)/apps/tessera-demo
+	@$(BUILD_DIR)/apps/demo/tessera-demo
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
