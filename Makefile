@@ -9,7 +9,7 @@ ifneq ($(CCACHE),)
   CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 endif
 
-.PHONY: all deps configure build demo test bench install clean
+.PHONY: all deps configure build demo test sanitize bench install clean
 
 all: build
 
@@ -27,6 +27,14 @@ demo: build
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+# The scheduler's illegal-schedule table and random-schedule differential suite (ctest label
+# `sanitize`) under AddressSanitizer + UndefinedBehaviorSanitizer, in a build of their own.
+SANITIZE_DIR ?= build-sanitize
+sanitize: deps
+	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(SANITIZE_DIR) -j $(JOBS) --target test_scheduler_tables
+	@cd $(SANITIZE_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
 
 bench: build
 	@for b in $(BUILD_DIR)/tests/bench/bench_*; do [ -x "$$b" ] && "$$b"; done
