@@ -25,7 +25,8 @@ const std::vector<OpSpec> &specs() {
           {"layout", "nchw"}, {"dtype", "fp32"}}},
         {"softmax", "softmax over the last axis of x[rows, cols]", {{"rows", "256"}, {"cols", "1024"}, {"dtype", "fp32"}}},
         {"layernorm", "layer normalisation over the last axis of x[rows, cols]", {{"rows", "256"}, {"cols", "1024"}, {"dtype", "fp32"}}},
-        {"attention", "softmax(Q·Kᵀ/√D)·V with Q, K, V [heads, L, D]", {{"heads", "4"}, {"L", "128"}, {"D", "64"}, {"dtype", "fp32"}}},
+        {"attention", "softmax(Q·Kᵀ/√D)·V with Q, K, V [heads, L, D]; causal=1 masks keys after the query",
+         {{"heads", "4"}, {"L", "128"}, {"D", "64"}, {"causal", "0"}, {"dtype", "fp32"}}},
     };
     return s;
 }
@@ -141,7 +142,9 @@ OpInstance build_op(const std::string &op, const std::vector<std::string> &key_v
     } else if (op == "attention") {
         const int64_t Hh = size("heads"), L = size("L"), D = size("D");
         Input Q(inst.dtype, {e(Hh), e(L), e(D)}, "Q"), Kt(inst.dtype, {e(Hh), e(L), e(D)}, "K"), V(inst.dtype, {e(Hh), e(L), e(D)}, "V");
-        ops::Tensor y = ops::scaled_dot_product_attention(Q, Kt, V);
+        ops::AttentionOptions o;
+        o.causal = size("causal") != 0;
+        ops::Tensor y = ops::scaled_dot_product_attention(Q, Kt, V, o);
         inst.pipeline = Pipeline(y.func());
         inst.output_shapes = {{Hh, L, D}};
         inst.bindings = {{Q, random_buffer(inst.dtype, {Hh, L, D}, seed)},

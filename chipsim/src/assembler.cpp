@@ -171,7 +171,7 @@ TileRef parse_tile(LineParser &p) {
     t.base = p.integer("the tile's base row", 0);
     p.expect(':', "between base row and row count");
     t.count = p.integer("the tile's row count", 1);
-    if (p.accept(':')) t.stride = p.integer("the tile's row stride", 1);
+    if (p.accept(':')) t.stride = p.integer("the tile's row stride", 0); // 0 re-reads one row: a broadcast
     p.expect(']', "closing the tile");
     return t;
 }

@@ -10,6 +10,9 @@
 #include "gemm_codegen.h"
 #include "gemm_pattern.h"
 #include "instruction_scheduler.h"
+#include "op_recognizer.h"
+#include "program_tensors.h"
+#include "vector_kernels.h"
 #include "vector_epilogue.h"
 #include "tessera/chipsim/assembler.h"
 #include "tessera/chipsim/simulator.h"
@@ -165,7 +168,12 @@ thread_local std::unique_ptr<ChipResult> g_last_result;
 
 } // namespace
 
-/// Declares a program tensor and its map.
+std::vector<int64_t> constant_shape(const Input &in) {
+    std::vector<int64_t> s;
+    for (size_t d = 0; d < in.shape().size(); ++d) s.push_back(const_extent(in.shape()[d], "dimension " + std::to_string(d) + " of Input " + in.name()));
+    return s;
+}
+
 void declare(ChipProgram &cp, const std::string &name, const std::string &source, chipsim::DType dt,
              std::vector<int64_t> chip_shape, std::vector<int64_t> source_shape, std::vector<int> dims,
              std::vector<int64_t> offset, bool output) {
@@ -186,11 +194,7 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
 ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p) {
     const chipsim::Target &t = cp.target;
     const internal::chip::ConvParams &cv = *g.conv;
-    auto ishape = [&](const Input &in) {
-        std::vector<int64_t> s;
-        for (size_t d = 0; d < in.shape().size(); ++d) s.push_back(const_extent(in.shape()[d], "a dimension of Input " + in.name()));
-        return s;
-    };
+    auto ishape = [](const Input &in) { return constant_shape(in); };
     const std::vector<int64_t> xs = ishape(*g.a), ws = ishape(*g.b);
     const int64_t N = xs[0], C = cv.nchw ? xs[1] : xs[3], H = cv.nchw ? xs[2] : xs[1], W = cv.nchw ? xs[3] : xs[2];
     const int64_t O = cv.nchw ? shape[1] : shape[3], OH = cv.nchw ? shape[2] : shape[1], OW = cv.nchw ? shape[3] : shape[2];
@@ -285,6 +289,14 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     ChipProgram cp;
     cp.target = chip_target_description(target);
     const chipsim::Target &t = cp.target;
+    if (auto v = internal::chip::recognize_vector_op(pipeline)) {
+        internal::chip::check_vector_op_schedule(pipeline, *v);
+        cp.outputs = {pipeline.outputs()[0].name()};
+        internal::chip::compile_vector_op(cp, *v, output_shapes[0]);
+        cp.assembly = chipsim::disassemble(cp.program);
+        cp.output_shapes = output_shapes;
+        return cp;
+    }
     const GemmPattern g = internal::chip::match_gemm(pipeline);
     const std::vector<int64_t> &shape = output_shapes[0];
     if (g.conv) return compile_conv(cp, g, shape, pipeline);
@@ -313,12 +325,7 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
 
     // Program tensors in the chip's layout and how they map to the pipeline's buffers.
-    auto input_shape = [&](const Input &in) {
-        std::vector<int64_t> s;
-        for (size_t d = 0; d < in.shape().size(); ++d)
-            s.push_back(const_extent(in.shape()[d], "dimension " + std::to_string(d) + " of Input " + in.name()));
-        return s;
-    };
+    auto input_shape = [](const Input &in) { return constant_shape(in); };
     auto operand_map = [&](const std::string &name, const Input &in, const std::vector<int> &batch, bool transposed,
                            int64_t rows, int64_t cols, chipsim::DType dt, bool &batched) {
         ChipTensorMap mp;
@@ -438,6 +445,16 @@ ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const Ch
         const ChipTensorMap &mp = cp.tensors[i];
         if (mp.is_output || !options.functional) continue; // timing only: no values move
         const chipsim::TensorDecl *decl = cp.program.tensor(mp.tensor);
+        if (!mp.constant.empty()) { // a table the compiler made, already in the chip's layout
+            chipsim::TensorData td;
+            td.dtype = decl->dtype;
+            td.shape = mp.chip_shape;
+            const int es = chipsim::dtype_bytes(td.dtype);
+            td.bytes.assign(mp.constant.size() * size_t(es), 0);
+            for (size_t e = 0; e < mp.constant.size(); ++e) chipsim::store_from_float(td.dtype, td.bytes.data() + e * size_t(es), mp.constant[e]);
+            so.inputs[mp.tensor] = std::move(td);
+            continue;
+        }
         const Binding *b = nullptr;
         for (auto &x : bindings)
             if (!x.is_param && x.name == mp.source) b = &x;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "gemm_pattern.h"
+#include "op_recognizer.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
@@ -13,6 +14,20 @@ namespace tessera {
 void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
                                  const std::vector<std::vector<int64_t>> &output_shapes) {
     const chipsim::Target t = chip_target_description(target);
+    if (auto v = internal::chip::recognize_vector_op(pipeline)) {
+        // softmax, layernorm and depthwise conv2d tile themselves on the VXM (16-row or
+        // 16-channel blocks); attention's two matmuls are the MXM's.
+        if (v->kind == internal::chip::VectorOp::Kind::Attention) {
+            const Func out = pipeline.outputs()[0];
+            for (const Func &f : pipeline.functions())
+                if (f.name() == out.name() || f.name() == out.name() + "_scores") {
+                    Func m = f;
+                    RDom k(std::const_pointer_cast<internal::ReductionDomainContents>(m.contents()->updates[0].rdom));
+                    m.update().tensorize("mxm", {Var("i"), Var("j"), k.x});
+                }
+        }
+        return;
+    }
     const internal::chip::GemmPattern g = internal::chip::match_gemm(pipeline);
     if (g.conv) { // the implicit GEMM picks whole output rows per tile itself
         Func out = g.product;

@@ -194,12 +194,13 @@ void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u) 
     else if (var_name(cw->args[0]) == ry && var_name(cw->args[1]) == rz && var_name(cw->args[2]) == rx && var_name(cw->args[3]) == a[3])
         p.nchw = false;
     else
-        reject(name, "the filter is read at " + text(mul->b) + "; expected OIHW or HWIO with groups = 1 (grouped and "
-                     "depthwise convolutions have no MXM lowering yet)");
+        reject(name, "the filter is read at " + text(mul->b) + "; expected OIHW or HWIO with groups = 1 (grouped "
+                     "convolutions have no chip lowering yet; depthwise ones, groups == channels, run on the VXM)");
     const std::string yv = p.nchw ? a[2] : a[1], xv = p.nchw ? a[3] : a[2];
     const Expr iy = ci->args[p.nchw ? 2 : 1], ix = ci->args[p.nchw ? 3 : 2], ic = ci->args[p.nchw ? 1 : 3];
     if (var_name(ci->args[0]) != a[0] || var_name(ic) != rx)
-        reject(name, "the image is read at " + text(mul->a) + "; expected the batch Var and the reduction's channel r.x");
+        reject(name, "the image is read at " + text(mul->a) + "; expected the batch Var and the reduction's channel r.x "
+                     "(grouped convolutions have no chip lowering yet; depthwise ones, groups == channels, run on the VXM)");
     p.pad_top = -eval_index(iy, vars, {});
     p.stride_h = eval_index(iy, vars, {{yv, 1}}) + p.pad_top;
     p.dilation_h = eval_index(iy, vars, {{ry, 1}}) + p.pad_top;

@@ -71,7 +71,7 @@ chipsim::Queue queue_of(const Instruction &in) {
 
 } // namespace
 
-std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order) {
     const chipsim::Target &t = model.target();
     struct RowState {
         int64_t ready = INT64_MIN;
@@ -84,7 +84,7 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
     chipsim::ReservationTable table = model.make_table();
     std::vector<Instruction> out;
     out.reserve(ops.size());
-    int64_t preload_end = 0;
+    int64_t preload_end = 0, previous_start = 0;
     for (size_t idx = 0; idx < ops.size(); ++idx) {
         Instruction in = ops[idx].in;
         in.cycle = 0;
@@ -100,8 +100,11 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
                         ") reads and writes the same single-ported bank in the same cycles; on " + t.name +
                         " a bank conflict is a compile error: place its operands in different banks");
         std::vector<RowTouch> acc = touches(in, use, t);
-        int64_t start = 0;
-        if (ops[idx].after_preload) start = preload_end;
+        // Host DMA holds only single-lane resources (its engine, the link, bank ports), whose
+        // conflicts do not depend on the order chipsim checks them in: it may fill earlier gaps.
+        const bool ordered = in_order && !is_host_dma(in, t);
+        int64_t start = ordered ? previous_start : 0;
+        if (ops[idx].after_preload) start = std::max(start, preload_end);
         for (auto &a : acc) {
             auto it = rows.find(a.key);
             if (it == rows.end()) continue;
@@ -128,6 +131,7 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
         }
         if (in.op == Opcode::DmaLoad && is_host_dma(in, t)) preload_end = std::max(preload_end, pl.end);
         in.cycle = start;
+        if (ordered) previous_start = start;
         out.push_back(in);
     }
     std::stable_sort(out.begin(), out.end(), [](const Instruction &a, const Instruction &b) { return a.cycle < b.cycle; });

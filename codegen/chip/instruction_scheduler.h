@@ -34,7 +34,15 @@ struct ChipOp {
 /// Assigns issue cycles (static targets); returns the instructions sorted by cycle. Throws
 /// tessera::Error when an instruction's own operands collide on a single-ported bank (a bank
 /// conflict is a compile error on static targets).
-std::vector<chipsim::Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);
+///
+/// `in_order`: no instruction starts before the one emitted before it. chipsim checks a static
+/// program in cycle order and gives each hold of a multi-lane resource (the streams) the first
+/// free lane; when the schedule is in emission order too, it makes the very same choices as the
+/// scheduler did, so a kernel that saturates the streams can never be refused over a different
+/// lane assignment. Host DMA (single-lane holds only) is exempt. Code generators that use it
+/// emit their independent work interleaved.
+std::vector<chipsim::Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model,
+                                                  bool in_order = false);
 
 /// Inserts semaphores for cross-queue dependencies (dynamic targets).
 std::vector<chipsim::Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);

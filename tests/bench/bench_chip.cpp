@@ -61,6 +61,26 @@ Row run_conv(const std::string &chip, int64_t hw, int64_t c, int64_t o, int64_t 
     return row;
 }
 
+Row run_attention(const std::string &chip, int64_t seq, int64_t head_dim, bool causal) {
+    Row row;
+    row.name = "attention seq " + std::to_string(seq) + " d " + std::to_string(head_dim) + (causal ? " causal" : "") + " bf16";
+    try {
+        Input Q(BFloat(16), {1, int(seq), int(head_dim)}, "Q"), K(BFloat(16), {1, int(seq), int(head_dim)}, "K"),
+            V(BFloat(16), {1, int(seq), int(head_dim)}, "V");
+        ops::AttentionOptions o;
+        o.causal = causal;
+        Func y = ops::scaled_dot_product_attention(Q, K, V, o);
+        ChipProgram p = compile_for_chip(Pipeline(y), Target::named(chip), {{1, seq, head_dim}});
+        ChipRunOptions ro;
+        ro.functional = false;
+        row.result = run_on_chip(p, {}, ro);
+        row.ok = true;
+    } catch (const std::exception &e) {
+        row.error = e.what();
+    }
+    return row;
+}
+
 void print_table(const std::string &chip, const std::vector<Row> &rows) {
     std::printf("\n%s\n", chip.c_str());
     std::printf("| kernel | cycles | MACs/cycle | MXM util | roofline cycles | of roofline | limiter |\n");
@@ -93,6 +113,13 @@ int main(int argc, char **argv) {
             rows.push_back(run_conv(chip, st[0], st[1], st[1], 3));
             rows.push_back(run_conv(chip, st[0], 4 * st[1], st[1], 1));
         }
+        // One head of scaled dot-product attention (the MXM's MACs are Q·Kᵀ and P·V; the
+        // softmax between them runs on the VXM and is what keeps MXM utilisation down).
+        for (int64_t seq : {128, 256, 512}) {
+            if (quick && seq > 256) continue;
+            rows.push_back(run_attention(chip, seq, 64, false));
+        }
+        rows.push_back(run_attention(chip, 512, 64, true));
         print_table(chip, rows);
     }
     return 0;

@@ -23,4 +23,36 @@ inline ChipResult expect_matches_reference(const Pipeline &p, const std::vector<
     return r;
 }
 
+/// As above with an explicit tolerance: the VXM kernels compute in fp32 like the reference, so
+/// their fp32 results are held to the fp32 tolerance, not bf16's.
+inline ChipResult expect_matches_reference_within(const Pipeline &p, const std::vector<int64_t> &shape, const Bindings &b,
+                                                  const std::string &chip, Tolerance tol) {
+    Buffer<> ref = p.realize({shape}, b, Target::reference())[0];
+    ChipResult r = realize_on_chip(p, {shape}, b, Target::named(chip));
+    Comparison c = compare(r.outputs.at(0), ref, tol);
+    EXPECT_TRUE(c.equal) << chip << ": " << c.message;
+    return r;
+}
+
+/// A random buffer of `type` and `shape`.
+inline Buffer<> random_buffer(Type type, const std::vector<int64_t> &shape, uint64_t seed) {
+    Buffer<> b(type, shape);
+    b.fill_random(seed);
+    return b;
+}
+
+/// Expr extents of a shape.
+inline std::vector<Expr> extents(const std::vector<int64_t> &shape) {
+    std::vector<Expr> e;
+    for (auto v : shape) e.push_back(Expr(int(v)));
+    return e;
+}
+
+/// A gtest-safe name: every character that is not a letter or digit becomes '_'.
+inline std::string test_name(std::string s) {
+    for (auto &ch : s)
+        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+    return s;
+}
+
 } // namespace tessera::test

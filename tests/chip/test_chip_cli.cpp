@@ -37,11 +37,29 @@ TEST(ChipCli, RunMatmulAndConvJson) {
     }
 }
 
+TEST(ChipCli, RunVectorOpsJson) {
+    // softmax, layernorm, depthwise conv2d and attention, each on one chip, odd shapes.
+    for (const std::string args : {"run softmax rows=37 cols=100 --target tsp-mini --json",
+                                   "run layernorm rows=20 cols=64 dtype=bf16 --target npu-edge --json",
+                                   "run depthwise_conv2d N=1 C=7 H=9 W=9 dtype=int8 --target tsp-mini --json",
+                                   "run attention heads=2 L=129 D=64 causal=1 --target npu-edge --json"}) {
+        int status = 0;
+        const std::string out = run(args, status);
+        ASSERT_EQ(status, 0) << args << "\n" << out;
+        nlohmann::json j = nlohmann::json::parse(out);
+        for (const char *key : {"target", "cycles", "units", "roofline", "bytes", "verified", "max_abs_error"})
+            EXPECT_TRUE(j.contains(key)) << key << " missing in " << out;
+        EXPECT_TRUE(j["verified"].get<bool>()) << out;
+        EXPECT_GT(j["cycles"].get<int64_t>(), 0);
+    }
+}
+
 TEST(ChipCli, UnsupportedOpSaysWhy) {
     int status = 0;
-    const std::string out = run("run softmax rows=32 cols=64 --target tsp-mini", status);
+    const std::string out = run("run conv2d N=1 C=16 H=8 W=8 O=16 groups=2 dtype=int8 --target tsp-mini", status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("chip backend"), std::string::npos) << out;
+    EXPECT_NE(out.find("grouped"), std::string::npos) << out;
 }
 #endif
 

@@ -30,6 +30,14 @@
 //   `store_in(MemoryKind::ACC | MEM | SPAD, bank)` (explicit banks are honoured or rejected)
 //   and `double_buffer()`. CPU-only directives (parallel, vectorize, unroll) are ignored.
 //   Without a tensorize directive the backend tensorizes with its default tiling.
+// - ops::softmax (last axis) and ops::layernorm (last dimension, optional gamma/beta) as VXM
+//   kernels: the host lays the input out transposed, so 16 rows share a vector (one per lane)
+//   and the reductions run over vector rows in time (vxm.reduce.rows).
+// - ops::conv2d with groups == channels (depthwise) as VXM multiply-adds, one per filter tap,
+//   over strided on-chip windows of the image (the MXM would use 1/64 of its array).
+// - ops::scaled_dot_product_attention (causal or not) on [heads, L, D]: Kᵀ·... scores on the
+//   MXM (keys as accumulator rows), the softmax over keys on the VXM, the product with V on the
+//   MXM; Q, K, V are rounded to bf16 on their way in, as for matmul.
 // - Inputs are brought into the chip's layout (zero-padded to the MXM shape, cast to the
 //   chip's dtype) on the host side of the link; outputs are cropped back.
 #include <cstdint>
@@ -61,6 +69,9 @@ struct ChipTensorMap {
     /// Per source dimension, added to its index to give the chip index (zero padding before,
     /// e.g. a conv's top/left padding); empty = all 0.
     std::vector<int64_t> chip_offset;
+    /// A table the compiler made (e.g. attention's causal mask), in the chip's layout; such a
+    /// tensor needs no binding. Empty for tensors that hold a pipeline buffer.
+    std::vector<float> constant;
 };
 
 /// A compiled chip kernel: the program, its text, and how to marshal host buffers.

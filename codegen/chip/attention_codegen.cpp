@@ -1,0 +1,269 @@
+// Scaled dot-product attention: MXM, VXM softmax, MXM (vector_kernels.h).
+//
+// The trick is to compute everything transposed, keys down the accumulator rows:
+//   Sᵀ[key, q] = K[key, :] · Qᵀ[:, q]        (MXM: K streams as activations, Qᵀ is the weights)
+// Then a query's softmax over keys is a reduction over accumulator rows — vxm.reduce.rows over
+// the drained tile, in time — and the probabilities come out as Pᵀ[key, q], which is exactly
+// the weight layout of the second matmul:
+//   Oᵀ[dv, q] = Vᵀ[dv, :] · Pᵀ[:, q]         (MXM: Vᵀ streams, Pᵀ is the weights)
+// so no transpose runs on chip; the host lays out Qᵀ, K, Vᵀ (and crops Oᵀ), as it pads matmul
+// operands. The scale 1/√D is applied by the drain (scale=), exactly as the reference rounds
+// it (fp32 × fp32, one rounding).
+//
+// A job is one head and one block of 32 queries (the MXM's bf16 width); a drained fp32 row
+// holds 16 queries, so each half-block runs the softmax on every other drained row (row stride
+// 2): m = max, E = exp(S - m), s = Σ E, P = E / s (rounded to bf16, 16 lanes). The two halves
+// are packed into one 32-lane bf16 weight row by an sxm.shift and a vxm.add.
+//
+// Causal: key j is hidden from query i when j > i. Keys past the block's last query are hidden
+// from all 32 queries, so the job stops there (K_end = min(Lk, q0 + 32): fewer MXM rows, fewer
+// VXM rows, fewer weight installs); inside, a select against a constant 0/1 table (visible iff
+// j <= i, one table for every block: a window of it slides with the block) sets hidden scores
+// to the lowest float, as the reference does, so exp gives exactly 0.
+//
+// Accumulators: on tsp-mini jobs go round-robin to the four planes, each plane holding a job's
+// Sᵀ and Oᵀ; on npu-edge two jobs alternate in ACC when both fit. Q, K and V are rounded to
+// bf16 on the host (fp32 operands of the MXM, as for matmul); P is rounded to bf16 on the VXM.
+#include <algorithm>
+#include <limits>
+
+#include "program_tensors.h"
+#include "vector_emitter.h"
+#include "vector_kernels.h"
+#include "tessera/error.h"
+
+namespace tessera::internal::chip {
+
+namespace {
+
+using chipsim::ChainStep;
+using chipsim::DType;
+using chipsim::Instruction;
+using chipsim::Opcode;
+using chipsim::TileRef;
+using chipsim::VxmOp;
+
+constexpr int64_t kLanes = 16; ///< fp32 lanes of a 64-byte vector.
+
+} // namespace
+
+void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &shape) {
+    const chipsim::Target &t = cp.target;
+    const std::vector<int64_t> qs = constant_shape(op.q), ks = constant_shape(op.k), vs = constant_shape(op.v);
+    const int rank = int(qs.size());
+    const int64_t H = rank == 3 ? qs[0] : 1, Lq = qs[size_t(rank - 2)], D = qs[size_t(rank - 1)];
+    const int64_t Lk = ks[size_t(rank - 2)], Dv = vs[size_t(rank - 1)];
+    if (!t.mxm_supports(DType::BF16)) throw Error("chip backend: the MXM of " + t.name + " does not take bf16 (attention)");
+    const chipsim::MxmShape &unit = t.mxm_shape(DType::BF16);
+    const int64_t ku = unit.k, nu = unit.n;
+    if (nu != 2 * kLanes || t.vector_bytes != 64)
+        throw Error("chip backend: the attention kernel assumes 64-byte vectors and a 32-wide bf16 MXM; " + t.name + " differs");
+    const chipsim::MemoryDesc *acc_mem = nullptr;
+    for (auto &m : t.memories)
+        if (m.accumulator) acc_mem = &m;
+    const int64_t acc_rows = acc_mem->interleaved ? acc_mem->total_rows() : acc_mem->rows_per_bank;
+    const int64_t Dp = (D + ku - 1) / ku * ku, Lqp = (Lq + nu - 1) / nu * nu, Lkp = (Lk + ku - 1) / ku * ku;
+    if (Lk + Dv > acc_rows)
+        throw Error("chip backend: attention with " + std::to_string(Lk) + " keys and " + std::to_string(Dv) +
+                    " value features needs " + std::to_string(Lk + Dv) + " accumulator rows per job; " + t.name + " has " +
+                    std::to_string(acc_rows) + " (split the keys or the heads)");
+    const int planes = t.mxm.count;
+    const int64_t sets = std::min<int64_t>(2, acc_rows / (Lk + Dv)); // accumulator regions per plane
+
+    // Program tensors. Source dims: rank 3 [H, L, D], rank 2 [L, D] (the head index is 0).
+    auto dims = [&](std::vector<int> three) {
+        if (rank == 3) return three;
+        return std::vector<int>{three[1], three[2]};
+    };
+    declare(cp, "K", op.k.name(), DType::BF16, {H, Lk, Dp}, ks, dims({0, 1, 2}), {}, false);
+    declare(cp, "QT", op.q.name(), DType::BF16, {H, Dp, Lqp}, qs, dims({0, 2, 1}), {}, false);
+    declare(cp, "VT", op.v.name(), DType::BF16, {H, Dv, Lkp}, vs, dims({0, 2, 1}), {}, false);
+    const int64_t mask_rows = Lqp + nu; // table row u: visible iff u <= lane + Lqp
+    if (op.causal) {
+        declare(cp, "MASK", "", DType::FP32, {mask_rows, kLanes}, {}, {}, {}, false);
+        std::vector<float> &table = cp.tensors.back().constant;
+        table.assign(size_t(mask_rows * kLanes), 0.0f);
+        for (int64_t u = 0; u < mask_rows; ++u)
+            for (int64_t l = 0; l < kLanes; ++l) table[size_t(u * kLanes + l)] = u <= l + Lqp ? 1.0f : 0.0f;
+    }
+    declare(cp, "O", cp.outputs.at(0), DType::FP32, {H, Dv, Lqp}, shape, dims({0, 2, 1}), {}, true);
+
+    chipsim::TimingModel model(t);
+    VectorEmitter e(model);
+    const int64_t k_tiles = Dp / ku, key_blocks = Lkp / ku, q_blocks = Lqp / nu;
+    // tsp-mini: preload everything when it leaves room for the jobs' working tiles.
+    const int64_t input_rows = H * (k_tiles * Lk + q_blocks * k_tiles * ku + key_blocks * Dv) + (op.causal ? mask_rows : 0);
+    const bool preload = e.streaming() && input_rows <= 2 * e.max_tile_rows();
+    TileRef mask;
+    if (op.causal) e.load(mask = e.tile_anywhere(mask_rows, 1, "the causal mask"), strided_rows("MASK", 0, mask_rows, 64, 64), "mask");
+    std::vector<std::vector<TileRef>> k_t(static_cast<size_t>(H)), v_t(static_cast<size_t>(H));
+    std::vector<std::vector<std::vector<TileRef>>> q_t(static_cast<size_t>(H), std::vector<std::vector<TileRef>>(static_cast<size_t>(q_blocks)));
+    auto load_head = [&](int64_t h) { // K and Vᵀ: every job of the head reads them
+        for (int64_t kb = 0; kb < k_tiles; ++kb) {
+            k_t[size_t(h)].push_back(e.tile_anywhere(Lk, 0, "K"));
+            e.load(k_t[size_t(h)].back(), strided_rows("K", (h * Lk * Dp + kb * ku) * 2, Lk, Dp * 2, 64), "K tile");
+        }
+        for (int64_t kb = 0; kb < key_blocks; ++kb) {
+            v_t[size_t(h)].push_back(e.tile_anywhere(Dv, 0, "V"));
+            e.load(v_t[size_t(h)].back(), strided_rows("VT", (h * Dv * Lkp + kb * ku) * 2, Dv, Lkp * 2, 64), "V tile");
+        }
+    };
+    auto load_queries = [&](int64_t h, int64_t qb) {
+        for (int64_t kb = 0; kb < k_tiles; ++kb) {
+            q_t[size_t(h)][size_t(qb)].push_back(e.tile_anywhere(ku, 1, "Q", /*spread=*/true)); // read 4 rows a cycle
+            e.load(q_t[size_t(h)][size_t(qb)].back(), strided_rows("QT", ((h * Dp + kb * ku) * Lqp + qb * nu) * 2, ku, Lqp * 2, 64),
+                   "Q tile");
+        }
+    };
+    if (preload)
+        for (int64_t h = 0; h < H; ++h) {
+            load_head(h);
+            for (int64_t qb = 0; qb < q_blocks; ++qb) load_queries(h, qb);
+        }
+    e.set_after_preload(preload);
+
+    std::vector<int> wbuf(size_t(planes), 0), region(size_t(planes), 0);
+    int64_t job = 0, max_rows = 0;
+    const double scale = double(float(op.scale)); // the reference multiplies by the fp32 constant
+    const double lowest = double(std::numeric_limits<float>::lowest());
+    // Jobs run in waves of one job per MXM plane, interleaved step by step (vector_emitter.h):
+    // two jobs of a wave on one plane would interleave their weight installs into the same
+    // buffers. A head's K and Vᵀ are loaded before its first wave.
+    const int64_t wave = planes;
+    int64_t in_wave = 0;
+    for (int64_t h = 0; h < H; ++h) {
+        if (in_wave > 0) {
+            e.end_wave();
+            in_wave = 0;
+        }
+        if (!preload) load_head(h);
+        for (int64_t qb = 0; qb < q_blocks; ++qb, ++job) {
+            if (in_wave == 0) e.begin_wave();
+            e.wave_lane(int(in_wave));
+            if (!preload) load_queries(h, qb);
+            const int64_t q0 = qb * nu, k_end = op.causal ? std::min(Lk, q0 + nu) : Lk;
+            const int plane = int(job % planes);
+            const int64_t base = (region[size_t(plane)]++ % sets) * (Lk + Dv);
+            auto acc = [&](int64_t first, int64_t rows) {
+                TileRef a;
+                a.memory = acc_mem->name;
+                a.bank = acc_mem->interleaved ? -1 : plane;
+                a.base = base + first;
+                a.count = rows;
+                return a;
+            };
+            auto lw = [&](const TileRef &w) {
+                Instruction in;
+                in.op = Opcode::MxmLw;
+                in.dtype = DType::BF16;
+                in.mxm = plane;
+                in.buffer = wbuf[size_t(plane)]++ % t.mxm.weight_buffers;
+                in.tiles = {w};
+                e.emit(in, "weights");
+                return in.buffer;
+            };
+            auto mm = [&](int buffer, const TileRef &a_acc, const TileRef &act, bool accumulate) {
+                Instruction in;
+                in.op = Opcode::MxmMm;
+                in.dtype = DType::BF16;
+                in.mxm = plane;
+                in.buffer = buffer;
+                in.accumulate = accumulate;
+                in.tiles = {a_acc, act};
+                e.emit(in, "matmul");
+            };
+            auto drain = [&](const TileRef &dst, const TileRef &a_acc, std::optional<double> s) {
+                Instruction in;
+                in.op = Opcode::MxmDrain;
+                in.dtype = DType::FP32;
+                in.out_dtype = DType::FP32;
+                in.has_out_dtype = true;
+                if (s) {
+                    in.has_scale = true;
+                    in.scale = *s;
+                }
+                in.tiles = {dst, a_acc};
+                e.emit(in, "drain");
+            };
+            std::vector<TileRef> temps;
+            auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what) {
+                TileRef d = e.dst_for(rows, srcs, prefer, what);
+                temps.push_back(d);
+                return d;
+            };
+            // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators.
+            for (int64_t kb = 0; kb < k_tiles; ++kb)
+                mm(lw(q_t[size_t(h)][size_t(qb)][size_t(kb)]), acc(0, k_end), VectorEmitter::rows_of(k_t[size_t(h)][size_t(kb)], 0, k_end),
+                   kb > 0);
+            const TileRef s_t = e.tile(2 * k_end, 0, int(job % 2), "attention scores");
+            temps.push_back(s_t);
+            drain(s_t, acc(0, k_end), scale);
+            // The softmax over keys, one half-block (16 queries) at a time.
+            TileRef half[2];
+            for (int hf = 0; hf < 2; ++hf) {
+                TileRef s = VectorEmitter::rows_of(s_t, hf, k_end, 2);
+                if (op.causal) {
+                    const TileRef window = VectorEmitter::rows_of(mask, Lqp - (q0 + hf * kLanes), k_end);
+                    TileRef m = dst(k_end, {window, s}, VectorEmitter::side_of(s), "masked scores");
+                    e.vxm(VxmOp::Select, DType::FP32, DType::FP32, m, {window, s}, lowest, {}, "causal mask");
+                    s = m;
+                }
+                TileRef mx = dst(1, {s}, VectorEmitter::other_side(s), "max over keys");
+                e.reduce_rows(VxmOp::Max, DType::FP32, mx, s, "max over keys");
+                const TileRef mb = VectorEmitter::broadcast(mx, k_end);
+                TileRef ex = dst(k_end, {s, mb}, VectorEmitter::side_of(s), "exp");
+                e.vxm(VxmOp::Sub, DType::FP32, DType::FP32, ex, {s, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(s - max)");
+                TileRef sum = dst(1, {ex}, VectorEmitter::other_side(ex), "sum over keys");
+                e.reduce_rows(VxmOp::Add, DType::FP32, sum, ex, "sum over keys");
+                const TileRef sb = VectorEmitter::broadcast(sum, k_end);
+                half[hf] = dst(k_end, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
+                e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
+            }
+            // Pack the halves into 32 bf16 lanes: lanes 16..31 come from the second half.
+            TileRef shifted = dst(k_end, {half[1]}, VectorEmitter::other_side(half[0]), "shifted half");
+            Instruction sh;
+            sh.op = Opcode::SxmShift;
+            sh.dtype = DType::BF16;
+            sh.imm = double(kLanes);
+            sh.tiles = {shifted, half[1]};
+            e.emit(sh, "pack probabilities");
+            TileRef p = dst(k_end, {half[0], shifted}, 0, "probabilities (bf16)");
+            e.vxm(VxmOp::Add, DType::BF16, DType::BF16, p, {half[0], shifted}, std::nullopt, {}, "pack probabilities");
+            // Oᵀ = Vᵀ · Pᵀ over the visible key blocks.
+            const int64_t blocks = (k_end + ku - 1) / ku;
+            for (int64_t kb = 0; kb < blocks; ++kb)
+                mm(lw(VectorEmitter::rows_of(p, kb * ku, std::min(ku, k_end - kb * ku))), acc(Lk, Dv), v_t[size_t(h)][size_t(kb)], kb > 0);
+            const TileRef o_t = e.tile(2 * Dv, 1, int(job % 2), "attention output");
+            temps.push_back(o_t);
+            drain(o_t, acc(Lk, Dv), std::nullopt);
+            chipsim::OffchipView ov;
+            ov.tensor = "O";
+            ov.offset = (h * Dv * Lqp + q0) * 4;
+            ov.outer = {{Dv, Lqp * 4}, {2, 64}};
+            ov.inner_bytes = 64;
+            e.store(ov, o_t, "output block");
+            for (auto &tr : temps) e.retire(tr);
+            if (!preload)
+                for (auto &tr : q_t[size_t(h)][size_t(qb)]) e.retire(tr);
+            max_rows = std::max(max_rows, k_end);
+            if (++in_wave == wave) {
+                e.end_wave();
+                in_wave = 0;
+            }
+        }
+        if (!preload) {
+            for (auto &tr : k_t[size_t(h)]) e.retire(tr);
+            for (auto &tr : v_t[size_t(h)]) e.retire(tr);
+        }
+    }
+    if (in_wave > 0) e.end_wave();
+    cp.program.target = t.name;
+    cp.program.instructions = e.schedule();
+    cp.summary += "attention" + std::string(op.causal ? " (causal)" : "") + ": " + std::to_string(job) + " jobs (head x 32 queries) over " +
+                  std::to_string(planes) + " MXM plane(s): Sᵀ = K·Qᵀ (keys down the accumulator rows), softmax over keys on the VXM "
+                  "(reductions over rows), Oᵀ = Vᵀ·Pᵀ with P as the weights" +
+                  (op.causal ? "; keys past each block's last query skipped" : "") + (preload ? "; inputs preloaded into MEM" : "") +
+                  "\n";
+}
+
+} // namespace tessera::internal::chip

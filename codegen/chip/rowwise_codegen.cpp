@@ -1,0 +1,177 @@
+// softmax and layernorm over the last axis on the VXM (vector_kernels.h).
+//
+// Layout: the host lays x[..., C] out transposed, as X[C, ..., L] (L the second-to-last extent
+// padded to a multiple of 16), so one vector row holds one column of 16 rows of x, a lane per
+// row. A block of 16 rows is then C vector rows, and a reduction along the axis is
+// vxm.reduce.rows over them — in time, as the VXM streams — with no lane shuffling at all; the
+// per-row result (max, sum, mean, 1/σ) is one vector row, read back as a broadcast operand
+// (row stride 0). Everything on chip is fp32 (bf16 inputs widen exactly on the host; a bf16
+// result is rounded once, by a cast on the VXM, as the reference rounds it).
+//
+// softmax per block:  m = max_r X;  E = exp(X - m);  s = Σ_r E;  Y = E / s
+// layernorm per block: μ = Σ_r X / C;  D = X - μ;  v = Σ_r D·D / C;  Y = D · rsqrt(v + ε) [· γ] [+ β]
+//
+// tsp-mini: inputs are preloaded into MEM when they fit (the kernel's cycles then exclude the
+// host link, as for matmul), blocks run side by side on the 16 VXM ALUs as the list scheduler
+// finds room. npu-edge: blocks stream through SPAD from DRAM, loads running ahead of the VXM.
+#include <algorithm>
+
+#include "program_tensors.h"
+#include "vector_emitter.h"
+#include "vector_kernels.h"
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+
+namespace tessera::internal::chip {
+
+namespace {
+
+using chipsim::ChainStep;
+using chipsim::DType;
+using chipsim::TileRef;
+using chipsim::VxmOp;
+
+constexpr int64_t kLanes = 16; ///< fp32 lanes of a 64-byte vector.
+
+/// The output's dtype on chip: everything computes in fp32; bf16 results are rounded once.
+bool rounds_to_bf16(Type t) { return t == BFloat(16); }
+
+} // namespace
+
+void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &shape) {
+    const chipsim::Target &t = cp.target;
+    const bool softmax = op.kind == VectorOp::Kind::Softmax;
+    const Input &x = softmax ? op.softmax->x : op.layernorm->x;
+    const std::vector<int64_t> xs = constant_shape(x);
+    const int rank = int(xs.size());
+    if (t.vector_bytes != kLanes * 4)
+        throw Error("chip backend: the vector kernels assume 64-byte vectors; " + t.name + " has " + std::to_string(t.vector_bytes));
+    if (rank < 2)
+        throw Error("chip backend: " + x.name() + " has rank 1; the chip's softmax/layernorm kernels take [rows, cols] (add a "
+                    "leading dimension of 1)");
+    const int64_t C = xs.back();
+    // Chip layout [C, d0, ..., d(rank-2) padded to 16].
+    std::vector<int64_t> chip{C};
+    for (int d = 0; d + 1 < rank; ++d) chip.push_back(d + 2 == rank ? (xs[size_t(d)] + kLanes - 1) / kLanes * kLanes : xs[size_t(d)]);
+    int64_t P = 1; // vector-row width in elements
+    for (size_t d = 1; d < chip.size(); ++d) P *= chip[d];
+    const int64_t blocks = P / kLanes;
+    std::vector<int> dims;
+    for (int d = 0; d + 1 < rank; ++d) dims.push_back(d + 1);
+    dims.push_back(0);
+    declare(cp, "X", x.name(), DType::FP32, chip, xs, dims, {}, false);
+    const bool has_gamma = !softmax && op.layernorm->gamma, has_beta = !softmax && op.layernorm->beta;
+    if (has_gamma) declare(cp, "G", op.layernorm->gamma->name(), DType::FP32, {C}, {C}, {0}, {}, false);
+    if (has_beta) declare(cp, "B", op.layernorm->beta->name(), DType::FP32, {C}, {C}, {0}, {}, false);
+    declare(cp, "Y", cp.outputs.at(0), DType::FP32, chip, shape, dims, {}, true);
+    const bool bf16_out = rounds_to_bf16(x.type());
+
+    chipsim::TimingModel model(t);
+    VectorEmitter e(model);
+    // A parameter vector replicated over the lanes: row c holds γ[c] in every lane.
+    auto param_view = [&](const std::string &tensor) {
+        chipsim::OffchipView v;
+        v.tensor = tensor;
+        v.outer = {{C, 4}, {kLanes, 0}};
+        v.inner_bytes = 4;
+        return v;
+    };
+    auto block_view = [&](const std::string &tensor, int64_t b) { return strided_rows(tensor, b * kLanes * 4, C, P * 4, 64); };
+    TileRef gamma, beta;
+    if (has_gamma) e.load(gamma = e.tile(C, 0, 1, "gamma"), param_view("G"), "gamma");
+    if (has_beta) e.load(beta = e.tile(C, 0, 1, "beta"), param_view("B"), "beta");
+    // tsp-mini: preload every block when the inputs take at most half of MEM, leaving the rest
+    // to the working tiles (the kernel then never waits for the host link).
+    const int64_t capacity = e.streaming() ? 4 * e.max_tile_rows() : 0;
+    const bool preload = e.streaming() && 2 * blocks * C <= capacity;
+    std::vector<TileRef> xt(static_cast<size_t>(blocks));
+    auto load_block = [&](int64_t b) {
+        xt[size_t(b)] = e.tile_anywhere(C, int(b % 2), "a block of " + x.name());
+        e.load(xt[size_t(b)], block_view("X", b), x.name() + " block");
+    };
+    if (preload)
+        for (int64_t b = 0; b < blocks; ++b) load_block(b);
+    e.set_after_preload(preload);
+    const DType f32 = DType::FP32;
+    // Blocks run in waves of 8, interleaved step by step (vector_emitter.h).
+    constexpr int64_t kWave = 8;
+    for (int64_t b = 0; b < blocks; ++b) {
+        if (b % kWave == 0) e.begin_wave();
+        e.wave_lane(int(b % kWave));
+        if (!preload) load_block(b);
+        const TileRef X = xt[size_t(b)];
+        std::vector<TileRef> temps{X};
+        auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what) {
+            TileRef d = e.dst_for(rows, srcs, prefer, what);
+            temps.push_back(d);
+            return d;
+        };
+        TileRef Y;
+        if (softmax) {
+            TileRef m = dst(1, {X}, VectorEmitter::other_side(X), "softmax max");
+            e.reduce_rows(VxmOp::Max, f32, m, X, "row max");
+            const TileRef mb = VectorEmitter::broadcast(m, C);
+            TileRef E = dst(C, {X, mb}, VectorEmitter::side_of(X), "softmax exp");
+            e.vxm(VxmOp::Sub, f32, f32, E, {X, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(x - max)");
+            TileRef s = dst(1, {E}, VectorEmitter::other_side(E), "softmax sum");
+            e.reduce_rows(VxmOp::Add, f32, s, E, "row sum");
+            const TileRef sb = VectorEmitter::broadcast(s, C);
+            Y = dst(C, {E, sb}, VectorEmitter::side_of(X), "softmax result");
+            e.vxm(VxmOp::Div, f32, bf16_out ? DType::BF16 : f32, Y, {E, sb}, std::nullopt, {}, "e / sum");
+        } else {
+            const double eps = op.layernorm->epsilon;
+            TileRef s = dst(1, {X}, VectorEmitter::other_side(X), "layernorm sum");
+            e.reduce_rows(VxmOp::Add, f32, s, X, "row sum");
+            TileRef mean = dst(1, {s}, VectorEmitter::other_side(X), "layernorm mean");
+            e.vxm(VxmOp::Div, f32, f32, mean, {s}, double(C), {}, "mean");
+            const TileRef mb = VectorEmitter::broadcast(mean, C);
+            // x - mean twice, one copy per hemisphere, so that the square reads its two operands
+            // from different slices (one tile read twice per cycle would be a port conflict).
+            TileRef d0 = dst(C, {X, mb}, VectorEmitter::side_of(mb), "layernorm x - mean");
+            e.vxm(VxmOp::Sub, f32, f32, d0, {X, mb}, std::nullopt, {}, "x - mean");
+            TileRef d1 = d0;
+            if (e.streaming()) {
+                d1 = dst(C, {X, mb}, VectorEmitter::other_side(d0), "layernorm x - mean (copy)");
+                e.vxm(VxmOp::Sub, f32, f32, d1, {X, mb}, std::nullopt, {}, "x - mean");
+            }
+            TileRef sq = dst(C, {d0, d1}, VectorEmitter::side_of(X), "layernorm square");
+            e.vxm(VxmOp::Mul, f32, f32, sq, {d0, d1}, std::nullopt, {}, "(x - mean)^2");
+            TileRef v = dst(1, {sq}, VectorEmitter::other_side(sq), "layernorm variance");
+            e.reduce_rows(VxmOp::Add, f32, v, sq, "sum of squares");
+            TileRef inv = dst(1, {v}, VectorEmitter::other_side(d0), "layernorm 1/sigma");
+            e.vxm(VxmOp::Div, f32, f32, inv, {v}, double(C), {ChainStep{VxmOp::Add, true, eps}, ChainStep{VxmOp::Rsqrt, false, 0}},
+                  "rsqrt(var + eps)");
+            const TileRef ib = VectorEmitter::broadcast(inv, C);
+            // The last step rounds to the output dtype; earlier ones stay fp32.
+            auto out_dtype = [&](bool last) { return last && bf16_out ? DType::BF16 : f32; };
+            const int after_norm = has_gamma ? VectorEmitter::other_side(gamma) : has_beta ? VectorEmitter::other_side(beta) : 0;
+            Y = dst(C, {d0, ib}, after_norm, "layernorm result");
+            e.vxm(VxmOp::Mul, f32, out_dtype(!has_gamma && !has_beta), Y, {d0, ib}, std::nullopt, {}, "(x - mean) * rsqrt");
+            if (has_gamma) {
+                TileRef g = dst(C, {Y, gamma}, has_beta ? VectorEmitter::other_side(beta) : 0, "layernorm * gamma");
+                e.vxm(VxmOp::Mul, f32, out_dtype(!has_beta), g, {Y, gamma}, std::nullopt, {}, "* gamma");
+                Y = g;
+            }
+            if (has_beta) {
+                TileRef bt = dst(C, {Y, beta}, 0, "layernorm + beta");
+                e.vxm(VxmOp::Add, f32, out_dtype(true), bt, {Y, beta}, std::nullopt, {}, "+ beta");
+                Y = bt;
+            }
+        }
+        if (bf16_out) { // widen the rounded values back for the fp32 output tensor
+            TileRef w = dst(C, {Y}, VectorEmitter::other_side(Y), "bf16 rounding");
+            e.vxm(VxmOp::Cast, DType::BF16, f32, w, {Y}, std::nullopt, {}, "round to bf16");
+            Y = w;
+        }
+        e.store(block_view("Y", b), Y, "result block");
+        for (auto &tr : temps) e.retire(tr);
+        if (b % kWave == kWave - 1 || b == blocks - 1) e.end_wave();
+    }
+    cp.program.target = t.name;
+    cp.program.instructions = e.schedule();
+    cp.summary += std::string(softmax ? "softmax" : "layernorm") + " over the last axis on the VXM: " + std::to_string(blocks) +
+                  " blocks of 16 rows x " + std::to_string(C) + " (rows across lanes, the reduction over vector rows in time)" +
+                  (preload ? "; input preloaded into MEM" : "") + (bf16_out ? "; result rounded to bf16" : "") + "\n";
+}
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,207 @@
+// Vector tile placement and instruction builders (vector_emitter.h).
+#include "vector_emitter.h"
+
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+
+namespace tessera::internal::chip {
+
+using chipsim::DType;
+using chipsim::Instruction;
+using chipsim::Opcode;
+using chipsim::TileRef;
+using chipsim::VxmOp;
+
+VectorEmitter::VectorEmitter(const chipsim::TimingModel &model)
+    : model_(model), alloc_(model.target()), streaming_(model.target().issue == chipsim::IssueKind::Static) {
+    for (auto &m : model.target().memories)
+        if (!m.accumulator) {
+            memory_ = m.name;
+            slices_ = m.slices;
+            break;
+        }
+}
+
+int64_t VectorEmitter::max_tile_rows() const {
+    const chipsim::MemoryDesc &m = *target().memory(memory_);
+    return m.interleaved ? m.total_rows() : m.slices * m.rows_per_bank;
+}
+
+bool VectorEmitter::share_slice(const TileRef &a, const TileRef &b) {
+    return side_of(a) == side_of(b) && (a.slice < 0 || b.slice < 0 || a.slice == b.slice);
+}
+
+std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank, const std::vector<TileRef> &avoid) {
+    if (!streaming_) return alloc_.flat(memory_, rows);
+    const chipsim::MemoryDesc &m = *target().memory(memory_);
+    if (rows <= m.rows_per_bank)
+        for (int k = 0; k < slices_; ++k) {
+            const int slice = (cursor_[side] + k) % slices_;
+            TileRef probe;
+            probe.side = side ? 'e' : 'w';
+            probe.slice = slice;
+            probe.bank = bank;
+            bool clash = false;
+            for (auto &x : avoid) clash |= share_slice(probe, x) && x.bank == bank;
+            if (clash) continue;
+            if (auto t = alloc_.in_bank(memory_, (side * slices_ + slice) * m.banks + bank, rows)) {
+                cursor_[side] = (slice + 1) % slices_;
+                return t;
+            }
+        }
+    for (auto &x : avoid) // interleaved: every slice of the hemisphere
+        if (side_of(x) == side && x.bank == bank) return std::nullopt;
+    return alloc_.interleaved(memory_, side, bank, rows);
+}
+
+TileRef VectorEmitter::tile(int64_t rows, int side, int bank, const std::string &what) {
+    if (rows > max_tile_rows())
+        throw Error("chip backend: " + what + " needs " + std::to_string(rows) + " rows of " + memory_ + ", more than one tile of " +
+                    target().name + " holds (" + std::to_string(max_tile_rows()) + "); use a smaller shape");
+    while (true) {
+        if (auto t = try_place(rows, side, bank)) return *t;
+        if (retired_.empty())
+            throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
+                        what + ", " + std::to_string(rows) + " rows); use a smaller shape");
+        alloc_.release(retired_.front()); // the longest-dead rows first: fewer waits on their readers
+        retired_.pop_front();
+    }
+}
+
+TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread) {
+    if (streaming_)
+        for (int s : {prefer_side, 1 - prefer_side})
+            for (int bank = 0; bank < 2; ++bank)
+                if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank)) return *t;
+    return tile(rows, prefer_side, 0, what);
+}
+
+TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, int prefer_side, const std::string &what) {
+    if (!streaming_) return tile(rows, 0, 0, what);
+    if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
+    while (true) {
+        for (int s : {prefer_side, 1 - prefer_side})
+            for (int bank = 0; bank < 2; ++bank)
+                if (auto t = try_place(rows, s, bank, srcs)) return *t;
+        if (retired_.empty())
+            throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
+                        what + ", " + std::to_string(rows) + " rows); use a smaller shape");
+        alloc_.release(retired_.front());
+        retired_.pop_front();
+    }
+}
+
+TileRef VectorEmitter::broadcast(const TileRef &t, int64_t rows, int64_t row) {
+    TileRef b = t;
+    b.base = t.base + row * t.stride;
+    b.count = rows;
+    b.stride = 0;
+    return b;
+}
+
+TileRef VectorEmitter::rows_of(const TileRef &t, int64_t first, int64_t count, int64_t step) {
+    TileRef r = t;
+    r.base = t.base + first * t.stride;
+    r.count = count;
+    r.stride = t.stride * step;
+    return r;
+}
+
+void VectorEmitter::check_sources(const std::vector<TileRef> &srcs, const std::string &what) const {
+    if (!streaming_) return;
+    for (size_t a = 0; a < srcs.size(); ++a)
+        for (size_t b = a + 1; b < srcs.size(); ++b)
+            if (share_slice(srcs[a], srcs[b]))
+                throw Error("chip backend: internal: " + what + " reads two tiles of one slice (a slice port conflict)");
+}
+
+void VectorEmitter::emit(Instruction in, const std::string &what) {
+    const bool host_dma = target().dram.bytes == 0 && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore);
+    ChipOp op{std::move(in), after_preload_ && !host_dma, what};
+    if (!in_wave_) {
+        ops_.push_back(std::move(op));
+        return;
+    }
+    if (wave_ops_.size() <= size_t(lane_)) wave_ops_.resize(size_t(lane_) + 1);
+    wave_ops_[size_t(lane_)].push_back(std::move(op));
+}
+
+void VectorEmitter::wave_lane(int lane) { lane_ = lane; }
+
+void VectorEmitter::end_wave() {
+    for (size_t step = 0;; ++step) {
+        bool any = false;
+        for (auto &piece : wave_ops_)
+            if (step < piece.size()) {
+                ops_.push_back(std::move(piece[step]));
+                any = true;
+            }
+        if (!any) break;
+    }
+    wave_ops_.clear();
+    for (auto &t : wave_retired_) retired_.push_back(t);
+    wave_retired_.clear();
+    in_wave_ = false;
+    lane_ = 0;
+}
+
+void VectorEmitter::load(const TileRef &dst, const chipsim::OffchipView &view, const std::string &what) {
+    Instruction in;
+    in.op = Opcode::DmaLoad;
+    in.tiles = {dst};
+    in.view = view;
+    emit(in, what);
+}
+
+void VectorEmitter::store(const chipsim::OffchipView &view, const TileRef &src, const std::string &what) {
+    Instruction in;
+    in.op = Opcode::DmaStore;
+    in.tiles = {src};
+    in.view = view;
+    emit(in, what);
+}
+
+void VectorEmitter::vxm(VxmOp op, DType in_t, DType out_t, const TileRef &dst, const std::vector<TileRef> &srcs,
+                        std::optional<double> imm, const std::vector<chipsim::ChainStep> &chain, const std::string &what) {
+    check_sources(srcs, what);
+    Instruction in;
+    in.op = Opcode::Vxm;
+    in.vop = op;
+    in.dtype = in_t;
+    in.out_dtype = out_t;
+    in.has_out_dtype = in_t != out_t;
+    if (imm) {
+        in.has_imm = true;
+        in.imm = *imm;
+    }
+    in.chain = chain;
+    in.tiles = {dst};
+    for (auto &s : srcs) in.tiles.push_back(s);
+    emit(in, what);
+}
+
+void VectorEmitter::reduce_rows(VxmOp kind, DType dtype, const TileRef &dst, const TileRef &src, const std::string &what) {
+    Instruction in;
+    in.op = Opcode::VxmReduce;
+    in.vop = kind;
+    in.axis = chipsim::ReduceAxis::Rows;
+    in.dtype = dtype;
+    in.out_dtype = dtype;
+    in.tiles = {dst, src};
+    emit(in, what);
+}
+
+std::vector<Instruction> VectorEmitter::schedule() {
+    return streaming_ ? schedule_static(ops_, model_, /*in_order=*/true) : insert_semaphores(ops_, model_);
+}
+
+chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes) {
+    chipsim::OffchipView v;
+    v.tensor = tensor;
+    v.offset = offset;
+    v.outer.push_back({rows, stride});
+    v.inner_bytes = row_bytes;
+    return v;
+}
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,119 @@
+#pragma once
+// Building blocks of the VXM kernels (softmax, layernorm, depthwise conv2d, attention's softmax):
+// placement of vector tiles so that no instruction reads and writes one bank of a slice in the
+// same cycles (a compile error on tsp-mini), instruction builders, and a pool of retired tiles
+// that is reused only when memory runs out (so a new tile rarely has to wait for the last reader
+// of the rows it takes).
+//
+// Placement on tsp-mini: a tile sits in one bank of one slice when it fits (2048 rows), so that
+// instructions reading different slices stream side by side — each slice reads one bank and
+// writes another per cycle — and slices are taken round-robin to spread the work; a larger
+// tile interleaves over a hemisphere's slices. An instruction's sources must sit on different
+// slices, and its destination goes to a slice and bank that none of its sources reads. npu-edge
+// has one flat, interleaved scratchpad: locations are ignored there and conflicts only stall.
+#include <deque>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bank_allocator.h"
+#include "instruction_scheduler.h"
+#include "tessera/chipsim/timing_model.h"
+
+namespace tessera::internal::chip {
+
+class VectorEmitter {
+public:
+    explicit VectorEmitter(const chipsim::TimingModel &model);
+
+    const chipsim::Target &target() const { return model_.target(); }
+    const chipsim::TimingModel &model() const { return model_; }
+    /// tsp-mini: static issue, two hemispheres of sliced MEM.
+    bool streaming() const { return streaming_; }
+    /// The memory vector tiles live in ("MEM" or "SPAD").
+    const std::string &memory() const { return memory_; }
+    /// Rows one tile may have (a hemisphere's bank over all slices; the scratchpad).
+    int64_t max_tile_rows() const;
+
+    /// A tile of `rows` rows in hemisphere `side` (0 west, 1 east) and bank `bank` (on the next
+    /// slice with room), making room from the retired pool when needed. Throws tessera::Error
+    /// naming `what` when it cannot fit.
+    chipsim::TileRef tile(int64_t rows, int side, int bank, const std::string &what);
+    /// A tile of `rows` rows wherever there is room (for data loaded from off chip); `spread`
+    /// interleaves it over a hemisphere's slices, for instructions that read several rows per
+    /// cycle (MXM weight installs).
+    chipsim::TileRef tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread = false);
+    /// A destination for an instruction that reads `srcs`: hemisphere `prefer_side` first, on a
+    /// slice and bank that no source reads.
+    chipsim::TileRef dst_for(int64_t rows, const std::vector<chipsim::TileRef> &srcs, int prefer_side, const std::string &what);
+    /// The hemisphere a tile sits on (0 on npu-edge).
+    static int side_of(const chipsim::TileRef &t) { return t.side == 'e' ? 1 : 0; }
+    static int other_side(const chipsim::TileRef &t) { return 1 - side_of(t); }
+    /// Hands a tile back; its rows are reused once space runs out (inside a wave, only after it).
+    void retire(const chipsim::TileRef &t) {
+        if (in_wave_) wave_retired_.push_back(t);
+        else retired_.push_back(t);
+    }
+
+    /// Independent pieces of work (blocks, output rows, attention jobs) are emitted one after
+    /// another into lanes of a wave and merged step by step on end_wave(), so that the
+    /// in-order schedule (instruction_scheduler.h) still runs them side by side.
+    void begin_wave() { in_wave_ = true; }
+    /// Instructions emitted from now on belong to piece `lane` of the current wave.
+    void wave_lane(int lane);
+    /// Merges the wave's pieces round-robin (piece 0's first instruction, piece 1's first, ...).
+    void end_wave();
+
+    /// Row `row` of `t` read `rows` times (row stride 0): a broadcast operand.
+    static chipsim::TileRef broadcast(const chipsim::TileRef &t, int64_t rows, int64_t row = 0);
+    /// Rows [first, first + count) of `t`, every `step`-th row of it.
+    static chipsim::TileRef rows_of(const chipsim::TileRef &t, int64_t first, int64_t count, int64_t step = 1);
+
+    void load(const chipsim::TileRef &dst, const chipsim::OffchipView &view, const std::string &what);
+    void store(const chipsim::OffchipView &view, const chipsim::TileRef &src, const std::string &what);
+    /// vxm.<op>.<in>.<out> dst, srcs[, #imm] [| chain...]
+    void vxm(chipsim::VxmOp op, chipsim::DType in, chipsim::DType out, const chipsim::TileRef &dst,
+             const std::vector<chipsim::TileRef> &srcs, std::optional<double> imm = std::nullopt,
+             const std::vector<chipsim::ChainStep> &chain = {}, const std::string &what = "vector op");
+    /// vxm.reduce.<sum|max>.rows: `dst` (1 row) = the lane-wise sum or max over the rows of `src`.
+    void reduce_rows(chipsim::VxmOp kind, chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src,
+                     const std::string &what);
+    /// Appends an instruction built elsewhere (MXM, SXM).
+    void emit(chipsim::Instruction in, const std::string &what);
+
+    /// Compute instructions emitted from now on start after every host load emitted before them
+    /// (tsp-mini kernels whose inputs are preloaded, so the kernel's cycles measure the kernel).
+    void set_after_preload(bool v) { after_preload_ = v; }
+    /// The instructions, in priority order for instruction_scheduler.h.
+    std::vector<ChipOp> take_ops() { return std::move(ops_); }
+    /// Scheduled program (static issue cycles on tsp-mini, semaphores on npu-edge).
+    std::vector<chipsim::Instruction> schedule();
+
+private:
+    /// rows in bank `bank` of a slice of hemisphere `side` that `ok(slice)` accepts, round-robin.
+    std::optional<chipsim::TileRef> try_place(int64_t rows, int side, int bank, const std::vector<chipsim::TileRef> &avoid = {});
+    /// Whether an instruction reading `a` and `b` (or reading one and writing the other on the
+    /// same bank) would use one slice's port twice.
+    static bool share_slice(const chipsim::TileRef &a, const chipsim::TileRef &b);
+    void check_sources(const std::vector<chipsim::TileRef> &srcs, const std::string &what) const;
+
+    const chipsim::TimingModel &model_;
+    BankAllocator alloc_;
+    bool streaming_ = false;
+    std::string memory_;
+    std::deque<chipsim::TileRef> retired_;
+    int cursor_[2] = {0, 0}; ///< Next slice to try per hemisphere.
+    int slices_ = 1;
+    std::vector<ChipOp> ops_;
+    bool after_preload_ = false;
+    bool in_wave_ = false;
+    int lane_ = 0;
+    std::vector<std::vector<ChipOp>> wave_ops_;
+    std::vector<chipsim::TileRef> wave_retired_;
+};
+
+/// An off-chip view of `rows` rows of `row_bytes` contiguous bytes, consecutive rows `stride`
+/// bytes apart, starting `offset` bytes into `tensor`.
+chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes);
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,30 @@
+#pragma once
+// The chip kernels of the ops that are not a single matmul (op_recognizer.h): each compiles
+// a recognised op into the program's tensors (in the chip's layout, with their host maps) and
+// its instructions, scheduled for the target.
+//
+// - softmax / layernorm (rowwise_codegen.cpp): VXM only, 16 rows per vector (one per lane).
+// - depthwise conv2d (depthwise_codegen.cpp): VXM multiply-adds per filter tap.
+// - attention (attention_codegen.cpp): MXM, VXM softmax, MXM.
+#include <cstdint>
+#include <vector>
+
+#include "op_recognizer.h"
+#include "tessera/codegen/chip_backend.h"
+
+namespace tessera::internal::chip {
+
+/// Compiles `op` for cp.target into cp.program (tensors, instructions) and cp.tensors; appends
+/// to cp.summary what it generated.
+void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape);
+
+/// Throws tessera::Error for directives these kernels cannot honour (a tensorize on a Func the
+/// kernel does not run on the MXM, an explicit bank); the rest of the schedule has no effect
+/// on them (they tile themselves).
+void check_vector_op_schedule(const Pipeline &p, const VectorOp &op);
+
+void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape);
+void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::vector<int64_t> &output_shape);
+void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &output_shape);
+
+} // namespace tessera::internal::chip

@@ -1,0 +1,111 @@
+// Scaled dot-product attention from the operator library on both chips (MXM, VXM softmax,
+// MXM), against the reference within bf16's tolerance (Q, K, V and the probabilities enter
+// the MXM as bf16): padded sequence lengths, the causal mask, Lq != Lk, rank 2.
+#include "chip_test_util.h"
+
+#include <tessera/codegen/chip_schedules.h>
+
+namespace tessera {
+namespace {
+
+struct AttnCase {
+    int heads, lq, lk, d;
+    bool causal;
+    Type type = Float(32);
+};
+
+class ChipAttention : public ::testing::TestWithParam<std::tuple<std::string, AttnCase>> {};
+
+TEST_P(ChipAttention, EqualsReference) {
+    const auto &[chip, ac] = GetParam();
+    auto shape = [&](int l) {
+        return ac.heads ? std::vector<int64_t>{ac.heads, l, ac.d} : std::vector<int64_t>{l, ac.d};
+    };
+    Input Q(ac.type, test::extents(shape(ac.lq)), "Q"), K(ac.type, test::extents(shape(ac.lk)), "K"),
+        V(ac.type, test::extents(shape(ac.lk)), "V");
+    ops::AttentionOptions o;
+    o.causal = ac.causal;
+    Func y = ops::scaled_dot_product_attention(Q, K, V, o);
+    Bindings bind{{Q, test::random_buffer(ac.type, shape(ac.lq), 31)},
+                  {K, test::random_buffer(ac.type, shape(ac.lk), 32)},
+                  {V, test::random_buffer(ac.type, shape(ac.lk), 33)}};
+    ChipResult r = test::expect_matches_reference(Pipeline(y), shape(ac.lq), bind, chip, ac.type, std::max(ac.lk, ac.d));
+    EXPECT_NE(r.program.summary.find("attention"), std::string::npos) << r.program.summary;
+    EXPECT_EQ(r.program.summary.find("causal") != std::string::npos, ac.causal) << r.program.summary;
+    EXPECT_GT(r.report.macs, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ChipAttention,
+                         ::testing::Combine(::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                                            ::testing::Values(AttnCase{2, 64, 64, 64, false}, AttnCase{1, 129, 129, 40, false},
+                                                              AttnCase{2, 96, 96, 32, true}, AttnCase{1, 129, 129, 64, true},
+                                                              AttnCase{1, 40, 72, 48, true}, AttnCase{0, 33, 50, 16, false},
+                                                              AttnCase{1, 32, 32, 64, false, BFloat(16)})),
+                         [](const auto &info) {
+                             const AttnCase &c = std::get<1>(info.param);
+                             return test::test_name(std::get<0>(info.param) + "_h" + std::to_string(c.heads) + "_q" +
+                                                    std::to_string(c.lq) + "_k" + std::to_string(c.lk) + "_d" + std::to_string(c.d) +
+                                                    (c.causal ? "_causal" : "") + "_" + c.type.to_string());
+                         });
+
+TEST(ChipAttention, CausalMaskChangesTheResult) {
+    // The same inputs with and without the mask give different outputs on the chip, each equal
+    // to its own reference: the mask is really applied, not just accepted.
+    Input Q(Float(32), {1, 48, 32}, "Q"), K(Float(32), {1, 48, 32}, "K"), V(Float(32), {1, 48, 32}, "V");
+    Bindings bind{{Q, test::random_buffer(Float(32), {1, 48, 32}, 1)},
+                  {K, test::random_buffer(Float(32), {1, 48, 32}, 2)},
+                  {V, test::random_buffer(Float(32), {1, 48, 32}, 3)}};
+    ops::AttentionOptions causal;
+    causal.causal = true;
+    Buffer<> plain = realize_on_chip(Pipeline(ops::scaled_dot_product_attention(Q, K, V)), {{1, 48, 32}}, bind,
+                                     Target::named("tsp-mini")).outputs[0];
+    Buffer<> masked = realize_on_chip(Pipeline(ops::scaled_dot_product_attention(Q, K, V, causal)), {{1, 48, 32}}, bind,
+                                      Target::named("tsp-mini")).outputs[0];
+    // Query 0 sees only key 0: its output is V's row 0 (rounded to bf16 on the way in).
+    for (int d = 0; d < 32; ++d)
+        EXPECT_NEAR(masked.get_as_double({0, 0, d}), bind[2].buffer.get_as_double({0, 0, d}), 1e-2) << d;
+    EXPECT_FALSE(compare(plain, masked, Tolerance::for_type(BFloat(16), 48)).equal);
+}
+
+void expect_error(const Pipeline &p, const std::vector<int64_t> &shape, const std::string &chip, const std::string &needle) {
+    try {
+        compile_for_chip(p, Target::named(chip), {shape});
+        ADD_FAILURE() << chip << ": expected an error mentioning '" << needle << "'";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+}
+
+TEST(ChipAttentionErrors, TooManyKeysForTheAccumulators) {
+    Input Q(Float(32), {1, 64, 64}, "Q"), K(Float(32), {1, 1100, 64}, "K"), V(Float(32), {1, 1100, 64}, "V");
+    for (const char *chip : {"tsp-mini", "npu-edge"})
+        expect_error(Pipeline(ops::scaled_dot_product_attention(Q, K, V)), {1, 64, 64}, chip, "accumulator rows");
+}
+
+TEST(ChipAttentionErrors, TensorizeOnTheSoftmaxIsRejected) {
+    Input Q(Float(32), {1, 32, 32}, "Q"), K(Float(32), {1, 32, 32}, "K"), V(Float(32), {1, 32, 32}, "V");
+    Func y = ops::scaled_dot_product_attention(Q, K, V);
+    for (const Func &f : Pipeline(y).functions())
+        if (f.name() == "attention_masked") {
+            Func m = f;
+            m.tensorize("mxm", {Var("d1"), Var("d2")});
+        }
+    expect_error(Pipeline(y), {1, 32, 32}, "tsp-mini", "not a matmul");
+}
+
+TEST(ChipAttention, LibraryScheduleTensorizesBothMatmuls) {
+    Input Q(Float(32), {1, 32, 32}, "Q"), K(Float(32), {1, 32, 32}, "K"), V(Float(32), {1, 32, 32}, "V");
+    Func y = ops::scaled_dot_product_attention(Q, K, V);
+    Pipeline p(y);
+    apply_chip_library_schedule(p, Target::named("npu-edge"), {{1, 32, 32}});
+    const std::string json = p.schedule().to_json();
+    EXPECT_NE(json.find("attention_scores"), std::string::npos) << json;
+    EXPECT_NE(json.find("mxm"), std::string::npos) << json;
+    Bindings bind{{Q, test::random_buffer(Float(32), {1, 32, 32}, 4)},
+                  {K, test::random_buffer(Float(32), {1, 32, 32}, 5)},
+                  {V, test::random_buffer(Float(32), {1, 32, 32}, 6)}};
+    test::expect_matches_reference(p, {1, 32, 32}, bind, "npu-edge", Float(32), 32);
+}
+
+} // namespace
+} // namespace tessera

@@ -1,0 +1,86 @@
+// Depthwise conv2d (groups == channels) from the operator library on both chips' VXM, against
+// the reference: int8 exactly, floats within fp32's tolerance (same products, same order);
+// channel counts that are not a multiple of 16 (padded lanes), strides, dilation, bias.
+#include "chip_test_util.h"
+
+namespace tessera {
+namespace {
+
+struct DwCase {
+    int n, c, h, w, k, stride, pad, dilation;
+    ops::Layout layout;
+    Type type;
+    bool bias;
+};
+
+class ChipDepthwise : public ::testing::TestWithParam<std::tuple<std::string, DwCase>> {};
+
+TEST_P(ChipDepthwise, EqualsReference) {
+    const auto &[chip, dc] = GetParam();
+    const bool nchw = dc.layout == ops::Layout::NCHW;
+    const std::vector<int64_t> xs = nchw ? std::vector<int64_t>{dc.n, dc.c, dc.h, dc.w} : std::vector<int64_t>{dc.n, dc.h, dc.w, dc.c};
+    const std::vector<int64_t> ws = nchw ? std::vector<int64_t>{dc.c, 1, dc.k, dc.k} : std::vector<int64_t>{dc.k, dc.k, 1, dc.c};
+    const Type acc = dc.type == Int(8) ? Int(32) : Float(32);
+    Input X(dc.type, test::extents(xs), "X"), Wt(dc.type, test::extents(ws), "W"), bias(acc, {dc.c}, "bias");
+    ops::Conv2dOptions o;
+    o.stride = {dc.stride, dc.stride};
+    o.padding = dc.pad;
+    o.dilation = {dc.dilation, dc.dilation};
+    o.groups = dc.c;
+    o.layout = dc.layout;
+    Func conv = dc.bias ? ops::conv2d(X, Wt, bias, o) : ops::conv2d(X, Wt, o);
+    const int64_t span = int64_t(dc.dilation) * (dc.k - 1) + 1;
+    const int64_t oh = (dc.h + 2 * dc.pad - span) / dc.stride + 1, ow = (dc.w + 2 * dc.pad - span) / dc.stride + 1;
+    const std::vector<int64_t> shape = nchw ? std::vector<int64_t>{dc.n, dc.c, oh, ow} : std::vector<int64_t>{dc.n, oh, ow, dc.c};
+    Bindings bind{{X, test::random_buffer(dc.type, xs, 21)}, {Wt, test::random_buffer(dc.type, ws, 22)}};
+    if (dc.bias) bind.push_back({bias, test::random_buffer(acc, {dc.c}, 23)});
+    const Tolerance tol = dc.type == Int(8) ? Tolerance{} : Tolerance::for_type(Float(32), int64_t(dc.k) * dc.k);
+    ChipResult r = test::expect_matches_reference_within(Pipeline(conv), shape, bind, chip, tol);
+    EXPECT_NE(r.program.summary.find("depthwise conv2d"), std::string::npos) << r.program.summary;
+    EXPECT_EQ(r.report.macs, 0) << "a depthwise conv runs on the VXM, not the MXM";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ChipDepthwise,
+    ::testing::Combine(::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                       ::testing::Values(DwCase{1, 7, 9, 10, 3, 1, 1, 1, ops::Layout::NCHW, Int(8), false},
+                                         DwCase{2, 32, 8, 8, 3, 2, 1, 1, ops::Layout::NHWC, Int(8), true},
+                                         DwCase{1, 20, 7, 9, 3, 1, 2, 2, ops::Layout::NCHW, Float(32), true},
+                                         DwCase{1, 16, 6, 6, 5, 1, 0, 1, ops::Layout::NHWC, BFloat(16), false})),
+    [](const auto &info) {
+        const DwCase &c = std::get<1>(info.param);
+        return test::test_name(std::get<0>(info.param) + "_c" + std::to_string(c.c) + "_k" + std::to_string(c.k) + "_s" +
+                               std::to_string(c.stride) + "_d" + std::to_string(c.dilation) + "_" + c.type.to_string() +
+                               (c.layout == ops::Layout::NCHW ? "_nchw" : "_nhwc") + (c.bias ? "_bias" : ""));
+    });
+
+TEST(ChipDepthwiseErrors, ChannelMultiplierIsNotDepthwise) {
+    // groups == channels but two filters per channel: a grouped conv the kernel does not take.
+    Input X(Int(8), {1, 4, 6, 6}, "X"), Wt(Int(8), {8, 1, 3, 3}, "W");
+    ops::Conv2dOptions o;
+    o.groups = 4;
+    Func conv = ops::conv2d(X, Wt, o);
+    for (const char *chip : {"tsp-mini", "npu-edge"}) {
+        try {
+            compile_for_chip(Pipeline(conv), Target::named(chip), {{1, 8, 4, 4}});
+            ADD_FAILURE() << chip << ": expected an error";
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find("channel multiplier"), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(ChipDepthwiseErrors, GroupedConvSaysWhy) {
+    Input X(Int(8), {1, 8, 6, 6}, "X"), Wt(Int(8), {8, 4, 3, 3}, "W");
+    ops::Conv2dOptions o;
+    o.groups = 2;
+    try {
+        compile_for_chip(Pipeline(ops::conv2d(X, Wt, o)), Target::named("tsp-mini"), {{1, 8, 4, 4}});
+        ADD_FAILURE() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("grouped"), std::string::npos) << e.what();
+    }
+}
+
+} // namespace
+} // namespace tessera

@@ -1,0 +1,122 @@
+// softmax and layernorm from the operator library on both chips' VXM, against the reference
+// evaluator: odd row counts (padded lanes), odd column counts, bf16 rounding, gamma/beta, and
+// the forms the kernels do not take.
+#include "chip_test_util.h"
+
+namespace tessera {
+namespace {
+
+struct RowCase {
+    std::vector<int64_t> shape;
+    Type type;
+    bool gamma = false, beta = false;
+};
+
+/// fp32 results are held to fp32's tolerance (the VXM computes in fp32, as the reference does);
+/// bf16 results to bf16's.
+Tolerance tolerance_for(Type t, int64_t reduction) { return Tolerance::for_type(t == BFloat(16) ? t : Float(32), reduction); }
+
+std::string case_name(const std::string &chip, const RowCase &c) {
+    std::string s = chip;
+    for (auto v : c.shape) s += "_" + std::to_string(v);
+    return test::test_name(s + "_" + c.type.to_string() + (c.gamma ? "_gamma" : "") + (c.beta ? "_beta" : ""));
+}
+
+class ChipSoftmax : public ::testing::TestWithParam<std::tuple<std::string, RowCase>> {};
+
+TEST_P(ChipSoftmax, EqualsReference) {
+    const auto &[chip, rc] = GetParam();
+    Input X(rc.type, test::extents(rc.shape), "X");
+    Func y = ops::softmax(X);
+    ChipResult r = test::expect_matches_reference_within(Pipeline(y), rc.shape, {{X, test::random_buffer(rc.type, rc.shape, 7)}}, chip,
+                                                         tolerance_for(rc.type, rc.shape.back()));
+    EXPECT_NE(r.program.summary.find("softmax over the last axis on the VXM"), std::string::npos) << r.program.summary;
+    EXPECT_GT(r.report.cycles, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ChipSoftmax,
+                         ::testing::Combine(::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                                            ::testing::Values(RowCase{{37, 100}, Float(32)}, RowCase{{16, 64}, BFloat(16)},
+                                                              RowCase{{2, 5, 33}, Float(32)}, RowCase{{3, 1}, Float(32)})),
+                         [](const auto &info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+class ChipLayernorm : public ::testing::TestWithParam<std::tuple<std::string, RowCase>> {};
+
+TEST_P(ChipLayernorm, EqualsReference) {
+    const auto &[chip, rc] = GetParam();
+    const int64_t cols = rc.shape.back();
+    Input X(rc.type, test::extents(rc.shape), "X"), G(rc.type, {int(cols)}, "gamma"), B(rc.type, {int(cols)}, "beta");
+    Func y = ops::layernorm(X, rc.gamma ? ops::Tensor(G) : ops::Tensor(), rc.beta ? ops::Tensor(B) : ops::Tensor());
+    Bindings bind{{X, test::random_buffer(rc.type, rc.shape, 11)}};
+    if (rc.gamma) bind.push_back({G, test::random_buffer(rc.type, {cols}, 12)});
+    if (rc.beta) bind.push_back({B, test::random_buffer(rc.type, {cols}, 13)});
+    ChipResult r = test::expect_matches_reference_within(Pipeline(y), rc.shape, bind, chip, tolerance_for(rc.type, cols));
+    EXPECT_NE(r.program.summary.find("layernorm over the last axis on the VXM"), std::string::npos) << r.program.summary;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ChipLayernorm,
+                         ::testing::Combine(::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                                            ::testing::Values(RowCase{{37, 100}, Float(32)}, RowCase{{20, 64}, Float(32), true, true},
+                                                              RowCase{{16, 48}, BFloat(16), true, false},
+                                                              RowCase{{5, 7}, Float(32), false, true})),
+                         [](const auto &info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+/// Compiling `p` for a chip throws a tessera::Error whose message contains `needle`.
+void expect_chip_error(const Pipeline &p, const std::vector<int64_t> &shape, const std::string &needle) {
+    for (const char *chip : {"tsp-mini", "npu-edge"}) {
+        try {
+            compile_for_chip(p, Target::named(chip), {shape});
+            ADD_FAILURE() << chip << ": expected an error mentioning '" << needle << "'";
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(ChipRowwiseErrors, SoftmaxOverAnotherAxis) {
+    Input X(Float(32), {8, 16}, "X");
+    expect_chip_error(Pipeline(ops::softmax(X, 0)), {8, 16}, "last axis");
+}
+
+TEST(ChipRowwiseErrors, LogSoftmaxHasNoKernel) {
+    Input X(Float(32), {8, 16}, "X");
+    expect_chip_error(Pipeline(ops::log_softmax(X)), {8, 16}, "differ from ops::softmax");
+}
+
+TEST(ChipRowwiseErrors, LayernormOverTwoDimensions) {
+    Input X(Float(32), {4, 8, 16}, "X");
+    expect_chip_error(Pipeline(ops::layernorm(X, ops::Tensor(), ops::Tensor(), 2)), {4, 8, 16}, "normalises the last 2");
+}
+
+TEST(ChipRowwiseErrors, TensorizeOnSoftmaxIsNotAMatmul) {
+    Input X(Float(32), {8, 16}, "X");
+    Func y = ops::softmax(X);
+    y.tensorize("mxm", {Var("d0"), Var("d1")});
+    expect_chip_error(Pipeline(y), {8, 16}, "not a matmul");
+}
+
+TEST(ChipRowwiseErrors, ExplicitBankIsRejected) {
+    Input X(Float(32), {8, 16}, "X");
+    Func y = ops::layernorm(X);
+    y.store_in(MemoryKind::MEM, 3);
+    expect_chip_error(Pipeline(y), {8, 16}, "drop the bank");
+}
+
+TEST(ChipRowwiseErrors, TooManyColumnsForOneTile) {
+    Input X(Float(32), {16, 20000}, "X");
+    expect_chip_error(Pipeline(ops::softmax(X)), {16, 20000}, "use a smaller shape");
+}
+
+TEST(ChipRowwise, RealizeThroughFuncRealize) {
+    // Func::realize with a chip target goes through the same backend.
+    Input X(Float(32), {17, 40}, "X");
+    Func y = ops::softmax(X);
+    Buffer<> x = test::random_buffer(Float(32), {17, 40}, 3);
+    Buffer<> chip = y.realize({17, 40}, {{X, x}}, Target::named("tsp-mini"));
+    Buffer<> ref = y.realize({17, 40}, {{X, x}}, Target::reference());
+    EXPECT_TRUE(compare(chip, ref, Tolerance::for_type(Float(32), 40)).equal);
+    EXPECT_GT(last_chip_result().report.cycles, 0);
+}
+
+} // namespace
+} // namespace tessera
