@@ -23,13 +23,12 @@ struct Row {
     std::string error;
 };
 
-Row run_matmul(const std::string &chip, int64_t m, int64_t n, int64_t k, Type type) {
+/// Compiles `output` for `chip` and runs it in timing-only mode (no values move).
+Row measure(const std::string &name, const Func &output, const std::vector<int64_t> &shape, const std::string &chip) {
     Row row;
-    row.name = "matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + type.to_string();
+    row.name = name;
     try {
-        Input A(type, {int(m), int(k)}, "A"), B(type, {int(k), int(n)}, "B");
-        Func C = ops::matmul(A, B);
-        ChipProgram p = compile_for_chip(Pipeline(C), Target::named(chip), {{m, n}});
+        ChipProgram p = compile_for_chip(Pipeline(output), Target::named(chip), {shape});
         ChipRunOptions o;
         o.functional = false;
         row.result = run_on_chip(p, {}, o);
@@ -40,45 +39,29 @@ Row run_matmul(const std::string &chip, int64_t m, int64_t n, int64_t k, Type ty
     return row;
 }
 
+Row run_matmul(const std::string &chip, int64_t m, int64_t n, int64_t k, Type type) {
+    Input A(type, {int(m), int(k)}, "A"), B(type, {int(k), int(n)}, "B");
+    return measure("matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + type.to_string(),
+                   ops::matmul(A, B), {m, n}, chip);
+}
+
 Row run_conv(const std::string &chip, int64_t hw, int64_t c, int64_t o, int64_t k) {
-    Row row;
-    row.name = "conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" + std::to_string(o) +
-               " @" + std::to_string(hw) + "x" + std::to_string(hw) + " int8";
-    try {
-        Input X(Int(8), {1, int(hw), int(hw), int(c)}, "X"), W(Int(8), {int(k), int(k), int(c), int(o)}, "W");
-        ops::Conv2dOptions opt;
-        opt.layout = ops::Layout::NHWC;
-        opt.padding = int(k / 2);
-        Func conv = ops::conv2d(X, W, opt);
-        ChipProgram p = compile_for_chip(Pipeline(conv), Target::named(chip), {{1, hw, hw, o}});
-        ChipRunOptions ro;
-        ro.functional = false;
-        row.result = run_on_chip(p, {}, ro);
-        row.ok = true;
-    } catch (const std::exception &e) {
-        row.error = e.what();
-    }
-    return row;
+    Input X(Int(8), {1, int(hw), int(hw), int(c)}, "X"), W(Int(8), {int(k), int(k), int(c), int(o)}, "W");
+    ops::Conv2dOptions opt;
+    opt.layout = ops::Layout::NHWC;
+    opt.padding = int(k / 2);
+    return measure("conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" + std::to_string(o) + " @" +
+                       std::to_string(hw) + "x" + std::to_string(hw) + " int8",
+                   ops::conv2d(X, W, opt), {1, hw, hw, o}, chip);
 }
 
 Row run_attention(const std::string &chip, int64_t seq, int64_t head_dim, bool causal) {
-    Row row;
-    row.name = "attention seq " + std::to_string(seq) + " d " + std::to_string(head_dim) + (causal ? " causal" : "") + " bf16";
-    try {
-        Input Q(BFloat(16), {1, int(seq), int(head_dim)}, "Q"), K(BFloat(16), {1, int(seq), int(head_dim)}, "K"),
-            V(BFloat(16), {1, int(seq), int(head_dim)}, "V");
-        ops::AttentionOptions o;
-        o.causal = causal;
-        Func y = ops::scaled_dot_product_attention(Q, K, V, o);
-        ChipProgram p = compile_for_chip(Pipeline(y), Target::named(chip), {{1, seq, head_dim}});
-        ChipRunOptions ro;
-        ro.functional = false;
-        row.result = run_on_chip(p, {}, ro);
-        row.ok = true;
-    } catch (const std::exception &e) {
-        row.error = e.what();
-    }
-    return row;
+    const std::vector<Expr> shape{1, int(seq), int(head_dim)};
+    Input Q(BFloat(16), shape, "Q"), K(BFloat(16), shape, "K"), V(BFloat(16), shape, "V");
+    ops::AttentionOptions o;
+    o.causal = causal;
+    return measure("attention seq " + std::to_string(seq) + " d " + std::to_string(head_dim) + (causal ? " causal" : "") + " bf16",
+                   ops::scaled_dot_product_attention(Q, K, V, o), {1, seq, head_dim}, chip);
 }
 
 void print_table(const std::string &chip, const std::vector<Row> &rows) {

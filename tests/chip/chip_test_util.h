@@ -34,6 +34,16 @@ inline ChipResult expect_matches_reference_within(const Pipeline &p, const std::
     return r;
 }
 
+/// Compiling `p` for `chip` throws a tessera::Error whose message contains `needle`.
+inline void expect_chip_error(const Pipeline &p, const std::vector<int64_t> &shape, const std::string &chip, const std::string &needle) {
+    try {
+        compile_for_chip(p, Target::named(chip), {shape});
+        ADD_FAILURE() << chip << ": expected an error mentioning '" << needle << "'";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << chip << ": " << e.what();
+    }
+}
+
 /// A random buffer of `type` and `shape`.
 inline Buffer<> random_buffer(Type type, const std::vector<int64_t> &shape, uint64_t seed) {
     Buffer<> b(type, shape);

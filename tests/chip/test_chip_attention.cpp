@@ -67,19 +67,10 @@ TEST(ChipAttention, CausalMaskChangesTheResult) {
     EXPECT_FALSE(compare(plain, masked, Tolerance::for_type(BFloat(16), 48)).equal);
 }
 
-void expect_error(const Pipeline &p, const std::vector<int64_t> &shape, const std::string &chip, const std::string &needle) {
-    try {
-        compile_for_chip(p, Target::named(chip), {shape});
-        ADD_FAILURE() << chip << ": expected an error mentioning '" << needle << "'";
-    } catch (const Error &e) {
-        EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-    }
-}
-
 TEST(ChipAttentionErrors, TooManyKeysForTheAccumulators) {
     Input Q(Float(32), {1, 64, 64}, "Q"), K(Float(32), {1, 1100, 64}, "K"), V(Float(32), {1, 1100, 64}, "V");
     for (const char *chip : {"tsp-mini", "npu-edge"})
-        expect_error(Pipeline(ops::scaled_dot_product_attention(Q, K, V)), {1, 64, 64}, chip, "accumulator rows");
+        test::expect_chip_error(Pipeline(ops::scaled_dot_product_attention(Q, K, V)), {1, 64, 64}, chip, "accumulator rows");
 }
 
 TEST(ChipAttentionErrors, TensorizeOnTheSoftmaxIsRejected) {
@@ -90,7 +81,7 @@ TEST(ChipAttentionErrors, TensorizeOnTheSoftmaxIsRejected) {
             Func m = f;
             m.tensorize("mxm", {Var("d1"), Var("d2")});
         }
-    expect_error(Pipeline(y), {1, 32, 32}, "tsp-mini", "not a matmul");
+    test::expect_chip_error(Pipeline(y), {1, 32, 32}, "tsp-mini", "not a matmul");
 }
 
 TEST(ChipAttention, LibraryScheduleTensorizesBothMatmuls) {

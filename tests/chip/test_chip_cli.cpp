@@ -21,20 +21,24 @@ std::string run(const std::string &args, int &status) {
     return out;
 }
 
+/// Runs `tessera ARGS` and checks it verifies and prints the report's JSON keys.
+void expect_verified_json(const std::string &args, double max_error) {
+    int status = 0;
+    const std::string out = run(args, status);
+    ASSERT_EQ(status, 0) << args << "\n" << out;
+    nlohmann::json j = nlohmann::json::parse(out);
+    for (const char *key : {"target", "cycles", "macs", "mxm_utilization", "units", "roofline", "bytes"})
+        EXPECT_TRUE(j.contains(key)) << key << " missing in " << out;
+    EXPECT_TRUE(j["verified"].get<bool>()) << out;
+    EXPECT_LT(j["max_abs_error"].get<double>(), max_error);
+    EXPECT_GT(j["cycles"].get<int64_t>(), 0);
+}
+
 TEST(ChipCli, RunMatmulAndConvJson) {
     for (const std::string args : {"run matmul M=96 N=80 K=72 dtype=int8 --target tsp-mini --json",
                                    "run matmul M=64 N=64 K=64 dtype=bf16 --target npu-edge --json",
-                                   "run conv2d N=1 C=16 H=9 W=9 O=32 dtype=int8 layout=nhwc --target npu-edge --json"}) {
-        int status = 0;
-        const std::string out = run(args, status);
-        ASSERT_EQ(status, 0) << args << "\n" << out;
-        nlohmann::json j = nlohmann::json::parse(out);
-        for (const char *key : {"target", "cycles", "macs", "mxm_utilization", "units", "roofline", "bytes"})
-            EXPECT_TRUE(j.contains(key)) << key << " missing in " << out;
-        EXPECT_TRUE(j["verified"].get<bool>()) << out;
-        EXPECT_LT(j["max_abs_error"].get<double>(), 1e-2);
-        EXPECT_GT(j["cycles"].get<int64_t>(), 0);
-    }
+                                   "run conv2d N=1 C=16 H=9 W=9 O=32 dtype=int8 layout=nhwc --target npu-edge --json"})
+        expect_verified_json(args, 1e-2);
 }
 
 TEST(ChipCli, RunVectorOpsJson) {
@@ -42,16 +46,8 @@ TEST(ChipCli, RunVectorOpsJson) {
     for (const std::string args : {"run softmax rows=37 cols=100 --target tsp-mini --json",
                                    "run layernorm rows=20 cols=64 dtype=bf16 --target npu-edge --json",
                                    "run depthwise_conv2d N=1 C=7 H=9 W=9 dtype=int8 --target tsp-mini --json",
-                                   "run attention heads=2 L=129 D=64 causal=1 --target npu-edge --json"}) {
-        int status = 0;
-        const std::string out = run(args, status);
-        ASSERT_EQ(status, 0) << args << "\n" << out;
-        nlohmann::json j = nlohmann::json::parse(out);
-        for (const char *key : {"target", "cycles", "units", "roofline", "bytes", "verified", "max_abs_error"})
-            EXPECT_TRUE(j.contains(key)) << key << " missing in " << out;
-        EXPECT_TRUE(j["verified"].get<bool>()) << out;
-        EXPECT_GT(j["cycles"].get<int64_t>(), 0);
-    }
+                                   "run attention heads=2 L=129 D=64 causal=1 --target npu-edge --json"})
+        expect_verified_json(args, 0.1);
 }
 
 TEST(ChipCli, UnsupportedOpSaysWhy) {
