@@ -191,6 +191,12 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 temps.push_back(d);
                 return d;
             };
+            // npu-edge's 512 KiB scratchpad: the softmax overwrites the scores in place.
+            auto over = [&](const TileRef &in_place, const std::vector<TileRef> &srcs, int prefer, const char *what) {
+                TileRef d = e.dst_or_in_place(in_place, srcs, prefer, what);
+                if (e.streaming()) temps.push_back(d);
+                return d;
+            };
             // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators.
             for (int64_t kb = 0; kb < k_tiles; ++kb)
                 mm(lw(q_t[size_t(h)][size_t(qb)][size_t(kb)]), acc(0, k_end), VectorEmitter::rows_of(k_t[size_t(h)][size_t(kb)], 0, k_end),
@@ -204,30 +210,30 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 TileRef s = VectorEmitter::rows_of(s_t, hf, k_end, 2);
                 if (op.causal) {
                     const TileRef window = VectorEmitter::rows_of(mask, Lqp - (q0 + hf * kLanes), k_end);
-                    TileRef m = dst(k_end, {window, s}, VectorEmitter::side_of(s), "masked scores");
+                    TileRef m = over(s, {window, s}, VectorEmitter::side_of(s), "masked scores");
                     e.vxm(VxmOp::Select, DType::FP32, DType::FP32, m, {window, s}, lowest, {}, "causal mask");
                     s = m;
                 }
                 TileRef mx = dst(1, {s}, VectorEmitter::other_side(s), "max over keys");
                 e.reduce_rows(VxmOp::Max, DType::FP32, mx, s, "max over keys");
                 const TileRef mb = VectorEmitter::broadcast(mx, k_end);
-                TileRef ex = dst(k_end, {s, mb}, VectorEmitter::side_of(s), "exp");
+                TileRef ex = over(s, {s, mb}, VectorEmitter::side_of(s), "exp");
                 e.vxm(VxmOp::Sub, DType::FP32, DType::FP32, ex, {s, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(s - max)");
                 TileRef sum = dst(1, {ex}, VectorEmitter::other_side(ex), "sum over keys");
                 e.reduce_rows(VxmOp::Add, DType::FP32, sum, ex, "sum over keys");
                 const TileRef sb = VectorEmitter::broadcast(sum, k_end);
-                half[hf] = dst(k_end, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
+                half[hf] = over(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
                 e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
             }
             // Pack the halves into 32 bf16 lanes: lanes 16..31 come from the second half.
-            TileRef shifted = dst(k_end, {half[1]}, VectorEmitter::other_side(half[0]), "shifted half");
+            TileRef shifted = over(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half");
             Instruction sh;
             sh.op = Opcode::SxmShift;
             sh.dtype = DType::BF16;
             sh.imm = double(kLanes);
             sh.tiles = {shifted, half[1]};
             e.emit(sh, "pack probabilities");
-            TileRef p = dst(k_end, {half[0], shifted}, 0, "probabilities (bf16)");
+            TileRef p = over(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
             e.vxm(VxmOp::Add, DType::BF16, DType::BF16, p, {half[0], shifted}, std::nullopt, {}, "pack probabilities");
             // Oᵀ = Vᵀ · Pᵀ over the visible key blocks.
             const int64_t blocks = (k_end + ku - 1) / ku;

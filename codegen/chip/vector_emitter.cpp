@@ -91,6 +91,11 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
     }
 }
 
+TileRef VectorEmitter::dst_or_in_place(const TileRef &in_place, const std::vector<TileRef> &srcs, int prefer_side,
+                                       const std::string &what) {
+    return streaming_ ? dst_for(in_place.count, srcs, prefer_side, what) : in_place;
+}
+
 TileRef VectorEmitter::broadcast(const TileRef &t, int64_t rows, int64_t row) {
     TileRef b = t;
     b.base = t.base + row * t.stride;

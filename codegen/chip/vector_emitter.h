@@ -46,6 +46,11 @@ public:
     /// A destination for an instruction that reads `srcs`: hemisphere `prefer_side` first, on a
     /// slice and bank that no source reads.
     chipsim::TileRef dst_for(int64_t rows, const std::vector<chipsim::TileRef> &srcs, int prefer_side, const std::string &what);
+    /// On npu-edge `in_place` itself (an element-wise instruction may overwrite its source
+    /// there: each row is read before it is written, and a single-ported bank only stalls);
+    /// on tsp-mini, where that is a bank conflict, a fresh dst_for.
+    chipsim::TileRef dst_or_in_place(const chipsim::TileRef &in_place, const std::vector<chipsim::TileRef> &srcs, int prefer_side,
+                                     const std::string &what);
     /// The hemisphere a tile sits on (0 on npu-edge).
     static int side_of(const chipsim::TileRef &t) { return t.side == 'e' ? 1 : 0; }
     static int other_side(const chipsim::TileRef &t) { return 1 - side_of(t); }
