@@ -116,6 +116,14 @@ Directive at_d(DirectiveKind kind, const std::shared_ptr<FunctionContents> &cons
     return d;
 }
 
+Directive stage_d(const std::shared_ptr<FunctionContents> &consumer, int consumer_stage, const VarOrRVar &var,
+                  MemoryKind memory, const Layout &layout) {
+    Directive d = at_d(DirectiveKind::Stage, consumer, consumer_stage, var);
+    d.memory = memory;
+    d.layout = layout;
+    return d;
+}
+
 } // namespace
 
 VarOrRVar::VarOrRVar(const RDom &r) : name_(r.dimensions() == 1 ? r[0].name() : std::string()), is_rvar_(true) {
@@ -264,9 +272,8 @@ Func &Func::store_at(const Stage &consumer, const VarOrRVar &var) {
     record_func(contents_, at_d(DirectiveKind::StoreAt, consumer.function(), consumer.index(), var));
     return *this;
 }
-Func &Func::stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory) {
-    Directive d = at_d(DirectiveKind::Stage, consumer.contents(), -1, var);
-    d.memory = memory;
+Func &Func::stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory, const Layout &layout) {
+    Directive d = stage_d(consumer.contents(), -1, var, memory, layout);
     if (consumer.contents() == contents_) throw Error("schedule of " + name() + ": " + d.to_string() + ": a Func cannot stage itself");
     record_func(contents_, d);
     return *this;
@@ -315,26 +322,69 @@ void Func::set_schedule(const Schedule &s) {
     Pipeline(*this).set_schedule(whole);
 }
 
+// ---- Input ----------------------------------------------------------------------------------
+
+Input &Input::stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory, const Layout &layout) {
+    contents_->schedule.stages[0].push_back(stage_d(consumer.contents(), -1, var, memory, layout));
+    return *this;
+}
+Input &Input::stage(const Stage &consumer, const VarOrRVar &var, MemoryKind memory, const Layout &layout) {
+    contents_->schedule.stages[0].push_back(stage_d(consumer.function(), consumer.index(), var, memory, layout));
+    return *this;
+}
+
+Schedule Input::schedule() const {
+    Schedule s;
+    if (!contents_->schedule.empty()) s.funcs[contents_->name] = contents_->schedule;
+    return s;
+}
+
 // ---- Pipeline -------------------------------------------------------------------------------
 
 Schedule Pipeline::schedule() const {
     Schedule s;
     for (const auto &f : functions())
         if (!f.contents()->schedule.empty()) s.funcs[f.name()] = f.contents()->schedule;
+    for (const auto &in : inputs())
+        if (!in.contents()->schedule.empty()) s.funcs[in.name()] = in.contents()->schedule;
     return s;
 }
 
+namespace {
+
+// An Input's entry may only stage it (an Input has no loops, storage or computation of its own).
+void check_input_schedule(const std::string &name, const FuncSchedule &fs, const std::vector<std::string> &funcs) {
+    for (const auto &[stage, ds] : fs.stages)
+        for (const auto &d : ds) {
+            if (stage != 0 || d.kind != DirectiveKind::Stage)
+                throw Error("set_schedule: Input " + name + ": " + d.to_string() +
+                            ": an Input takes only stage(consumer, loop, memory[, layout]), on stage 0");
+            if (std::find(funcs.begin(), funcs.end(), d.func) == funcs.end())
+                throw Error("set_schedule: Input " + name + ": " + d.to_string() + " names Func " + d.func +
+                            ", which is not in this pipeline; its Funcs are " + internal::join_names(funcs));
+        }
+}
+
+} // namespace
+
 void Pipeline::set_schedule(const Schedule &s) const {
     std::vector<Func> funcs = functions();
-    std::vector<std::string> names;
+    std::vector<Input> ins = inputs();
+    std::vector<std::string> names, input_names;
     for (const auto &f : funcs) names.push_back(f.name());
+    for (const auto &in : ins) input_names.push_back(in.name());
     // Validate everything before changing anything.
     for (const auto &[name, fs] : s.funcs) {
         auto it = std::find(names.begin(), names.end(), name);
         if (it == names.end()) {
             if (fs.empty()) continue;
+            if (std::find(input_names.begin(), input_names.end(), name) != input_names.end()) {
+                check_input_schedule(name, fs, names);
+                continue;
+            }
             throw Error("set_schedule: the schedule names Func " + name + ", which is not in this pipeline; its Funcs are " +
-                        internal::join_names(names));
+                        internal::join_names(names) + (input_names.empty() ? "" : " and its Inputs " +
+                        internal::join_names(input_names)));
         }
         const FunctionContents &f = *funcs[static_cast<size_t>(it - names.begin())].contents();
         for (const auto &[stage, ds] : fs.stages) {
@@ -355,6 +405,11 @@ void Pipeline::set_schedule(const Schedule &s) const {
     for (auto &f : funcs) {
         auto it = s.funcs.find(f.name());
         f.contents()->schedule = it == s.funcs.end() ? FuncSchedule{} : it->second;
+    }
+    for (auto &in : ins) {
+        if (std::find(names.begin(), names.end(), in.name()) != names.end()) continue; // the Func's entry
+        auto it = s.funcs.find(in.name());
+        in.contents()->schedule = it == s.funcs.end() ? FuncSchedule{} : it->second;
     }
 }
 

@@ -132,7 +132,8 @@ std::string Directive::to_string() const {
     if (tail != TailStrategy::Auto) parts.emplace_back(tail_strategy_name(tail));
     if (kind == DirectiveKind::Stage || kind == DirectiveKind::StoreIn) parts.emplace_back(memory_kind_name(memory));
     if (kind == DirectiveKind::StoreIn && bank >= 0) parts.push_back("bank " + std::to_string(bank));
-    if (kind == DirectiveKind::SetLayout) parts.push_back(layout.to_string());
+    if (kind == DirectiveKind::SetLayout || (kind == DirectiveKind::Stage && !layout.is_default()))
+        parts.push_back(layout.to_string());
     os << internal::join_names(parts) << ")";
     return os.str();
 }

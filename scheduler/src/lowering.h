@@ -78,19 +78,21 @@ struct LoweringEnv {
     const LoweredFunc &at(const std::string &name) const { return funcs.at(name); }
     /// The Funcs whose definitions call `name` (after inlining and staging).
     std::vector<std::string> consumers_of(const std::string &name) const;
-    /// The stages of `consumer` whose definitions call `producer`.
-    std::vector<int> stages_calling(const std::string &consumer, const std::string &producer) const;
+    /// The stages of `consumer` whose definitions call `producer` (a Func, or an Input).
+    std::vector<int> stages_calling(const std::string &consumer, const std::string &producer,
+                                    CallType type = CallType::Func) const;
 };
 
-/// lowering_env.cpp: copies the pipeline's Funcs, applies stage() directives (as copy Funcs),
+/// lowering_env.cpp: copies the pipeline's Funcs, applies stage() directives of Funcs and
+/// Inputs (as copy Funcs),
 /// resolves compute and store levels (defaults: inline a pure single-stage Func, compute a Func
 /// with updates at root) and inlines what is inlined. Throws for illegal fusion directives.
 LoweringEnv build_lowering_env(const Pipeline &p);
 
-/// Whether expression `e` calls Func `name`.
-bool calls_func(const Expr &e, const std::string &name);
-/// Whether any definition of stage `s` (args, value, RDom) calls Func `name`.
-bool stage_calls(const FunctionContents &f, int s, const std::string &name);
+/// Whether expression `e` calls Func `name` (or the Input, with CallType::Input).
+bool calls_func(const Expr &e, const std::string &name, CallType type = CallType::Func);
+/// Whether any definition of stage `s` (args, value, RDom) calls Func (or Input) `name`.
+bool stage_calls(const FunctionContents &f, int s, const std::string &name, CallType type = CallType::Func);
 
 /// loop_nest.cpp: the loop nest that computes every stage of `f` over its region (the
 /// variables region_min/region_extent), wrapped in a producer marker; fills f.stage_loops.

@@ -38,36 +38,39 @@ private:
 
 class FindCall : public IRVisitor {
 public:
-    explicit FindCall(const std::string &name) : name_(name) {}
+    FindCall(const std::string &name, CallType type) : name_(name), type_(type) {}
     using IRVisitor::visit;
     void visit(const Call *c) override {
-        if (c->call_type == CallType::Func && c->name == name_) found = true;
+        if (c->call_type == type_ && c->name == name_) found = true;
         IRVisitor::visit(c);
     }
     bool found = false;
 
 private:
     const std::string &name_;
+    CallType type_;
 };
 
-/// Replaces calls to Func `name`: by `replacement(args)`.
+/// Replaces calls to the Func (or Input) `name` by `replacement(args)`.
 class ReplaceCalls : public IRMutator {
 public:
-    ReplaceCalls(const std::string &name, std::function<Expr(const std::vector<Expr> &)> replacement)
-        : name_(name), replacement_(std::move(replacement)) {}
+    ReplaceCalls(const std::string &name, std::function<Expr(const std::vector<Expr> &)> replacement,
+                 CallType type = CallType::Func)
+        : name_(name), replacement_(std::move(replacement)), type_(type) {}
 
 protected:
     using IRMutator::visit;
     Expr visit(const Call *c, const Expr &e) override {
         Expr rebuilt = IRMutator::visit(c, e);
         const Call *nc = rebuilt.as<Call>();
-        if (nc && nc->call_type == CallType::Func && nc->name == name_) return replacement_(nc->args);
+        if (nc && nc->call_type == type_ && nc->name == name_) return replacement_(nc->args);
         return rebuilt;
     }
 
 private:
     std::string name_;
     std::function<Expr(const std::vector<Expr> &)> replacement_;
+    CallType type_;
 };
 
 void rewrite_definitions(FunctionContents &f, IRMutator &m) {
@@ -184,6 +187,96 @@ void resolve_levels(LoweredFunc &lf) {
     (void)level_name;
 }
 
+/// What a stage() directive copies: a Func of the pipeline or an Input.
+struct StagedProducer {
+    std::string name;
+    CallType call_type;
+    Type type;
+    std::vector<std::string> args;
+    /// A read of the producer at `args` (the copy's definition).
+    std::function<Expr(const std::vector<Expr> &)> read;
+    /// "schedule of p: " or "schedule of Input B: ".
+    std::string error_prefix;
+};
+
+/// The loop a stage() directive names must be a loop of the consumer's stage that reads the
+/// producer; checked here so the error names the stage() directive rather than the copy.
+void check_staging_loop(const LoweringEnv &env, const StagedProducer &p, const Directive &d,
+                        const std::string &prefix) {
+    const FunctionContents &c = env.at(d.func).contents;
+    std::vector<int> stages = env.stages_calling(d.func, p.name, p.call_type);
+    int stage = d.consumer_stage;
+    if (stage < 0) {
+        if (stages.size() != 1) return; // several reading stages: compute_at's error explains it
+        stage = stages[0];
+    }
+    if (stage >= c.num_stages()) return;
+    const std::string stage_name = stage_display_name(d.func, stage);
+    StageLoopNames loops = replay_loop_names(stage_name, initial_loop_names(c, stage), c.schedule.stage(stage));
+    if (std::find(loops.loops.begin(), loops.loops.end(), d.vars.at(0)) == loops.loops.end())
+        throw Error(prefix + stage_name + " has no loop '" + d.vars[0] + "'; the loops " + p.name +
+                    " can be staged at are " + join_names(loops.loops));
+}
+
+/// stage(consumer, var, memory, layout): a copy Func "<P>_in_<C>" computed at that loop, stored
+/// in that memory with that layout, which the consumer reads instead of P.
+void add_staged_copy(LoweringEnv &env, const StagedProducer &p, const Directive &d) {
+    const std::string prefix = p.error_prefix + d.to_string() + ": ";
+    const std::string what = p.call_type == CallType::Input ? "Input " : "";
+    if (!env.funcs.count(d.func)) throw Error(prefix + "Func " + d.func + " is not in this pipeline");
+    if (env.stages_calling(d.func, p.name, p.call_type).empty()) {
+        std::vector<std::string> consumers;
+        for (const auto &n : env.order)
+            if (n != p.name && !env.stages_calling(n, p.name, p.call_type).empty()) consumers.push_back(n);
+        throw Error(prefix + d.func + " does not read " + what + p.name + "; its consumers are " +
+                    join_names(consumers));
+    }
+    check_staging_loop(env, p, d, prefix);
+    const std::string sname = p.name + "_in_" + d.func;
+    if (env.funcs.count(sname)) throw Error(prefix + what + p.name + " is already staged for " + d.func);
+    auto sc = std::make_shared<FunctionContents>();
+    sc->name = sname;
+    sc->type = p.type;
+    sc->args = p.args;
+    std::vector<Expr> args;
+    for (const auto &a : p.args) args.push_back(Variable::make(Int(32), a));
+    sc->init.args = args;
+    sc->init.value = p.read(args);
+    Directive at;
+    at.kind = DirectiveKind::ComputeAt;
+    at.func = d.func;
+    at.consumer_stage = d.consumer_stage;
+    at.vars = d.vars;
+    sc->schedule.stages[0].push_back(at);
+    Directive in;
+    in.kind = DirectiveKind::StoreIn;
+    in.memory = d.memory;
+    sc->schedule.stages[0].push_back(in);
+    if (!d.layout.is_default()) {
+        Directive layout;
+        layout.kind = DirectiveKind::SetLayout;
+        layout.layout = d.layout;
+        sc->schedule.stages[0].push_back(layout);
+    }
+    // The consumer reads the copy.
+    FunctionRef sref(sc);
+    ReplaceCalls redirect(
+        p.name, [&](const std::vector<Expr> &a) { return Call::make_func(sc->type, sref, a); }, p.call_type);
+    rewrite_definitions(env.at(d.func).contents, redirect);
+    LoweredFunc sl;
+    sl.contents = *sc;
+    env.funcs.emplace(sname, std::move(sl));
+    auto cpos = std::find(env.order.begin(), env.order.end(), d.func);
+    env.order.insert(cpos, sname);
+}
+
+std::vector<Directive> stagings(const FuncSchedule &s) {
+    std::vector<Directive> out;
+    for (const auto &d : s.stage(0))
+        if (d.kind == DirectiveKind::Stage) out.push_back(d);
+    return out;
+}
+
 } // namespace
 
 Expr substitute(const std::map<std::string, Expr> &replacements, const Expr &e) {
@@ -198,16 +291,16 @@ Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &st)
     return s.mutate(st);
 }
 
-bool calls_func(const Expr &e, const std::string &name) {
+bool calls_func(const Expr &e, const std::string &name, CallType type) {
     if (!e.defined()) return false;
-    FindCall f(name);
+    FindCall f(name, type);
     e.accept(&f);
     return f.found;
 }
 
-bool stage_calls(const FunctionContents &f, int s, const std::string &name) {
+bool stage_calls(const FunctionContents &f, int s, const std::string &name, CallType type) {
     for (const auto &e : definition_exprs(f.stage(s)))
-        if (calls_func(e, name)) return true;
+        if (calls_func(e, name, type)) return true;
     return false;
 }
 
@@ -225,11 +318,12 @@ std::vector<std::string> LoweringEnv::consumers_of(const std::string &name) cons
     return out;
 }
 
-std::vector<int> LoweringEnv::stages_calling(const std::string &consumer, const std::string &producer) const {
+std::vector<int> LoweringEnv::stages_calling(const std::string &consumer, const std::string &producer,
+                                             CallType type) const {
     std::vector<int> out;
     const auto &f = funcs.at(consumer).contents;
     for (int s = 0; s < f.num_stages(); ++s)
-        if (stage_calls(f, s, producer)) out.push_back(s);
+        if (stage_calls(f, s, producer, type)) out.push_back(s);
     return out;
 }
 
@@ -253,54 +347,27 @@ LoweringEnv build_lowering_env(const Pipeline &p) {
     env.inputs = find_inputs(funcs);
     env.params = find_params(funcs);
 
-    // stage(consumer, var, memory): a copy Func "<P>_in_<C>" computed at that loop and stored in
-    // that memory, which the consumer reads instead of P.
+    // stage() directives on Funcs, then on Inputs (a copy of an Input reads the Input itself,
+    // so staging an Input for a Func that is a staged copy is not possible; stage the original).
     for (size_t i = 0; i < env.order.size(); ++i) {
         const std::string pname = env.order[i];
-        std::vector<Directive> stagings;
-        for (const auto &d : env.at(pname).contents.schedule.stage(0))
-            if (d.kind == DirectiveKind::Stage) stagings.push_back(d);
-        for (const auto &d : stagings) {
-            LoweredFunc &pf = env.at(pname);
-            const std::string prefix = schedule_error_prefix(pname, 0) + d.to_string() + ": ";
-            if (!env.funcs.count(d.func))
-                throw Error(prefix + "Func " + d.func + " is not in this pipeline");
-            if (env.stages_calling(d.func, pname).empty())
-                throw Error(prefix + d.func + " does not read " + pname + "; its consumers are " +
-                            join_names(env.consumers_of(pname)));
-            const std::string sname = pname + "_in_" + d.func;
-            if (env.funcs.count(sname)) throw Error(prefix + pname + " is already staged for " + d.func);
-            auto sc = std::make_shared<FunctionContents>();
-            sc->name = sname;
-            sc->type = pf.contents.type;
-            sc->args = pf.contents.args;
-            std::vector<Expr> args;
-            for (const auto &a : pf.contents.args) args.push_back(Variable::make(Int(32), a));
-            sc->init.args = args;
-            FunctionRef pref(std::make_shared<FunctionContents>(pf.contents));
-            sc->init.value = Call::make_func(pf.contents.type, pref, args);
-            Directive at;
-            at.kind = DirectiveKind::ComputeAt;
-            at.func = d.func;
-            at.consumer_stage = d.consumer_stage;
-            at.vars = d.vars;
-            sc->schedule.stages[0].push_back(at);
-            Directive in;
-            in.kind = DirectiveKind::StoreIn;
-            in.memory = d.memory;
-            sc->schedule.stages[0].push_back(in);
-            // The consumer reads the copy.
-            FunctionRef sref(sc);
-            ReplaceCalls redirect(pname, [&](const std::vector<Expr> &a) {
-                return Call::make_func(sc->type, sref, a);
-            });
-            rewrite_definitions(env.at(d.func).contents, redirect);
-            LoweredFunc sl;
-            sl.contents = *sc;
-            env.funcs.emplace(sname, std::move(sl));
-            auto cpos = std::find(env.order.begin(), env.order.end(), d.func);
-            env.order.insert(cpos, sname);
+        for (const auto &d : stagings(env.at(pname).contents.schedule)) {
+            const FunctionContents pc = env.at(pname).contents;
+            FunctionRef pref(std::make_shared<FunctionContents>(pc));
+            StagedProducer p{pname, CallType::Func, pc.type, pc.args,
+                             [&](const std::vector<Expr> &a) { return Call::make_func(pc.type, pref, a); },
+                             schedule_error_prefix(pname, 0)};
+            add_staged_copy(env, p, d);
         }
+    }
+    for (const Input &input : env.inputs) {
+        std::vector<std::string> args;
+        for (int a = 0; a < input.dimensions(); ++a) args.push_back("d" + std::to_string(a));
+        const auto contents = input.contents();
+        StagedProducer p{input.name(), CallType::Input, input.type(), args,
+                         [&](const std::vector<Expr> &a) { return Call::make_input(contents, a); },
+                         "schedule of Input " + input.name() + ": "};
+        for (const auto &d : stagings(contents->schedule)) add_staged_copy(env, p, d);
     }
 
     for (auto &[name, lf] : env.funcs) resolve_levels(lf);

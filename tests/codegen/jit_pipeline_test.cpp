@@ -50,6 +50,22 @@ TEST(JitPipeline, MatmulTiledVectorizedParallel) {
     expect_host_matches_reference(m.C, {67, 83}, m.bindings(), 45);
 }
 
+TEST(JitPipeline, MatmulWithStagedInputs) {
+    // B packed per parallel strip of 16 columns into [n / 8][k][8] panels, A copied per block of
+    // 4 rows; 83 columns and 67 rows leave tails in both.
+    Matmul m;
+    m.C.update()
+        .split(m.j, "jo", "ji", 16)
+        .split(m.i, "io", "ii", 4)
+        .reorder({"jo", "io", "k", "ii", "ji"})
+        .vectorize("ji", 8)
+        .unroll("ii")
+        .parallel("jo");
+    m.B.stage(m.C, "jo", MemoryKind::Stack, Layout{{"d1", "d0"}, {{"d1", 8}}});
+    m.A.stage(m.C, "io", MemoryKind::Stack);
+    expect_host_matches_reference(m.C, {67, 83}, m.bindings(), 45);
+}
+
 TEST(JitPipeline, ElementwiseChainWithComputeAtAndUnroll) {
     Input X(Float(32), {50, 70}, "X");
     Var x("x"), y("y"), yo("yo"), yi("yi");

@@ -43,6 +43,7 @@ public:
         level_.clear();
         // Consumers first, so a producer can pick among its consumer's final loops.
         for (auto it = funcs_.rbegin(); it != funcs_.rend(); ++it) schedule_func(*it);
+        for (const auto &input : p.inputs()) maybe_stage_input(input);
     }
 
 private:
@@ -58,17 +59,40 @@ private:
         return nullptr;
     }
 
-    /// Stages of `consumer` whose definitions call `producer`.
+    /// Stages of `consumer` whose definitions call `producer` (a Func, or an Input).
     std::vector<int> calling_stages(const Func &consumer, const std::string &producer) const {
         std::vector<int> out;
         const auto &c = *consumer.contents();
         for (int s = 0; s < c.num_stages(); ++s) {
             bool calls = false;
-            for (const auto &e : internal::definition_exprs(c.stage(s)))
+            for (const auto &e : internal::definition_exprs(c.stage(s))) {
                 for (const auto &f : internal::called_functions(e)) calls = calls || f.name() == producer;
+                for (const auto &in : internal::find_inputs(e)) calls = calls || in.name() == producer;
+            }
             if (calls) out.push_back(s);
         }
         return out;
+    }
+
+    /// Sometimes stages an Input for one Func that reads it directly from one stage (an
+    /// inlined reader has no loops to stage at), at one of that stage's loops, into a random
+    /// memory with a random layout of the copy.
+    void maybe_stage_input(Input input) {
+        std::vector<std::pair<const Func *, int>> readers;
+        for (const auto &f : funcs_) {
+            auto lv = level_.find(f.name());
+            if (lv != level_.end() && lv->second == Level::Inline) continue;
+            auto stages = calling_stages(f, input.name());
+            if (stages.size() == 1) readers.emplace_back(&f, stages[0]);
+        }
+        if (readers.empty() || !chance(0.3)) return;
+        const auto &[consumer, stage] = readers[static_cast<size_t>(pick(static_cast<int>(readers.size())))];
+        auto loops = loops_of(*consumer, stage).loops;
+        std::vector<std::string> args;
+        for (int d = 0; d < input.dimensions(); ++d) args.push_back("d" + std::to_string(d));
+        const MemoryKind mems[] = {MemoryKind::Stack, MemoryKind::Host, MemoryKind::SPAD};
+        input.stage(Stage(consumer->contents(), stage), loops[static_cast<size_t>(pick(static_cast<int>(loops.size())))],
+                    mems[pick(3)], chance(0.5) && !args.empty() ? random_layout(args) : Layout{});
     }
 
     /// The non-inlined Funcs that read `name` (through inlined ones), with the stage that does.
@@ -137,7 +161,7 @@ private:
             for (int k = 0; k < n; ++k) loop_directive(f, s, is_output);
         }
         if (!is_output) {
-            if (chance(0.3)) random_layout(f);
+            if (chance(0.3)) f.layout(random_layout(f.args()));
             if (chance(0.2)) {
                 const MemoryKind mems[] = {MemoryKind::Host, MemoryKind::Stack, MemoryKind::SPAD, MemoryKind::ACC};
                 f.store_in(mems[pick(4)], chance(0.5) ? pick(4) : -1);
@@ -146,16 +170,15 @@ private:
         }
     }
 
-    void random_layout(Func &f) {
+    Layout random_layout(std::vector<std::string> args) {
         Layout l;
-        auto args = f.args();
         std::shuffle(args.begin(), args.end(), rng_);
         l.order = args;
         if (chance(0.5)) l.blocks.push_back({args[static_cast<size_t>(pick(static_cast<int>(args.size())))], 2 + pick(3)});
         if (chance(0.3)) l.padding[args[0]] = 1 + pick(2);
         if (chance(0.3)) l.alignment = 1 << pick(3);
         if (chance(0.3)) l.order.clear();
-        f.layout(l);
+        return l;
     }
 
     void loop_directive(Func &f, int s, bool is_output) {

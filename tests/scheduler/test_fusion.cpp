@@ -150,6 +150,54 @@ TEST(Fusion, StageCopiesTheRegionIntoMemory) {
     expect_matches_reference(C, {8, 7}, {{A, av}, {B, bv}});
 }
 
+TEST(Fusion, StageAnInputPacksAColumnPanel) {
+    // B is copied per strip of 8 columns into [n / 4][k][4] panels (the B packing of a matmul
+    // micro-kernel); 14 columns leave a 6-column tail strip.
+    Input A(Int(32), {9, 6}, "A"), B(Int(32), {6, 14}, "B");
+    Var i("i"), j("j");
+    RDom k(0, 6, "k");
+    Func C("C");
+    C(i, j) = 0;
+    C(i, j) += A(i, k) * B(k, j);
+    C.update().split(j, "jo", "ji", 8).reorder({"jo", "i", "k", "ji"});
+    B.stage(C, "jo", MemoryKind::Stack, Layout{{"d1", "d0"}, {{"d1", 4}}});
+    auto f = StmtFacts(lower(Pipeline(C), Target::interpreter(), {{9, 14}}).body);
+    const auto *s = f.alloc("B_in_C");
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->memory, MemoryKind::Stack);
+    EXPECT_EQ(s->enclosing, Path{"C.s1.jo"});
+    EXPECT_EQ(s->extents, (std::vector<std::optional<int64_t>>{2, 6, 4})) << "8 columns as 2 panels of 6 x 4";
+    EXPECT_EQ(*f.produced_in("B_in_C"), Path{"C.s1.jo"});
+    EXPECT_EQ(f.alloc("A_in_C"), nullptr) << "A is read in place";
+    Buffer<int32_t> av({9, 6}), bv({6, 14});
+    av.fill_random(26);
+    bv.fill_random(27);
+    expect_matches_reference(C, {9, 14}, {{A, av}, {B, bv}});
+}
+
+TEST(Fusion, StageAnInputForOneOfTwoConsumers) {
+    // Only g reads the copy; f keeps reading X.
+    Input X(Float(32), {7, 11}, "X");
+    Var y("y"), x("x");
+    Func f("f"), g("g");
+    f(y, x) = X(y, x) * 2.0f;
+    g(y, x) = X(y, clamp(x + 1, 0, 10)) + f(y, x);
+    f.compute_root();
+    g.split(y, "yo", "yi", 3);
+    X.stage(g, "yo", MemoryKind::SPAD);
+    EXPECT_EQ(X.schedule().funcs.at("X").stage(0).size(), 1u);
+    auto st = lower(Pipeline(g), Target::interpreter(), {{7, 11}}).body;
+    auto facts = StmtFacts(st);
+    const auto *s = facts.alloc("X_in_g");
+    ASSERT_NE(s, nullptr);
+    EXPECT_EQ(s->memory, MemoryKind::SPAD);
+    EXPECT_EQ(s->enclosing, Path{"g.s0.yo"});
+    EXPECT_EQ(s->extents, (std::vector<std::optional<int64_t>>{3, 10})) << "columns 1..10: clamp(x + 1, 0, 10)";
+    Buffer<float> xv({7, 11});
+    xv.fill_random(28);
+    expect_matches_reference(g, {7, 11}, {{X, xv}});
+}
+
 TEST(Fusion, StoreInMemoryAndBank) {
     TwoStage t;
     t.p.compute_root().store_in(MemoryKind::SPAD, 2);

@@ -59,6 +59,13 @@ Schedule every_directive() {
     l.layout.alignment = 8;
     s.add("Q", 0, l);
     s.add("Q", 0, make(DirectiveKind::DoubleBuffer));
+    Directive packed = make(DirectiveKind::Stage, {"ko"});
+    packed.func = "C";
+    packed.consumer_stage = 1;
+    packed.memory = MemoryKind::Stack;
+    packed.layout.order = {"d1", "d0"};
+    packed.layout.blocks = {{"d1", 8}};
+    s.add("B", 0, packed); // an Input's staging, with the copy's layout
     return s;
 }
 
@@ -182,4 +189,47 @@ TEST(ScheduleJson, FuncSetScheduleChangesOnlyThatFunc) {
     Schedule other;
     other.add("p", 0, make(DirectiveKind::ComputeInline));
     EXPECT_THROW(c.set_schedule(other), Error) << "a Func's schedule names only that Func";
+}
+
+TEST(ScheduleJson, InputStagingIsPartOfThePipelineSchedule) {
+    Input A(Float(32), {8, 6}, "A"), B(Float(32), {6, 16}, "B");
+    Var i("i"), j("j");
+    RDom k(0, 6, "k");
+    Func C("C");
+    C(i, j) = 0.0f;
+    C(i, j) += A(i, k) * B(k, j);
+    C.update().split(j, "jo", "ji", 8);
+    B.stage(C.update(), "jo", MemoryKind::Stack, Layout{{"d1", "d0"}, {{"d1", 8}}});
+    Pipeline pl(C);
+    const Schedule s = pl.schedule();
+    ASSERT_EQ(s.funcs.count("B"), 1u);
+    EXPECT_EQ(s.funcs.at("B").stage(0).at(0).to_string(), "stage(C.update(0), jo, Stack, [d1, d0, d1:8])");
+    EXPECT_EQ(Schedule::from_json(s.to_json()), s);
+
+    pl.set_schedule(Schedule{});
+    EXPECT_TRUE(B.schedule().empty()) << "replacing the pipeline's schedule clears the Input's";
+    pl.set_schedule(Schedule::from_json(s.to_json()));
+    EXPECT_EQ(B.schedule().funcs.at("B"), s.funcs.at("B"));
+
+    Schedule not_staging;
+    not_staging.add("B", 0, make(DirectiveKind::ComputeRoot));
+    try {
+        pl.set_schedule(not_staging);
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("Input B: compute_root()"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("only stage("), std::string::npos) << e.what();
+    }
+    Schedule unknown_consumer;
+    Directive d = make(DirectiveKind::Stage, {"jo"});
+    d.func = "D";
+    unknown_consumer.add("B", 0, d);
+    try {
+        pl.set_schedule(unknown_consumer);
+        FAIL() << "expected an error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("names Func D, which is not in this pipeline"), std::string::npos)
+            << e.what();
+    }
+    EXPECT_EQ(pl.schedule(), s) << "a failed set_schedule changes nothing";
 }

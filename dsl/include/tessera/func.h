@@ -122,6 +122,10 @@ public:
     explicit Param(const std::string &name) : ParamBase(type_of<T>(), name) {}
 };
 
+class Func;
+class Stage;
+class VarOrRVar;
+
 /// A named input tensor with a dtype and a shape (outermost dimension first). Shape entries are
 /// constants or Exprs of Params.
 class Input {
@@ -143,12 +147,23 @@ public:
 
     const std::shared_ptr<const internal::InputContents> &contents() const { return contents_; }
 
+    // ---- Scheduling (scheduler; dsl/src/func_schedule.cpp) -----------------------------------
+    /// Data: inside the consumer's loop `var`, copy the region of this Input the consumer reads
+    /// there into `memory`, stored with `layout`, and make the consumer read the copy (Halide's
+    /// `ImageParam::in(consumer)` computed at that loop). The copy is a Func
+    /// "<Input>_in_<consumer>" whose arguments are d0, d1, ... (outermost first); the layout
+    /// names them, e.g. B(k, n) packed into column panels [n / 16][k][16] is
+    /// `Layout{{"d1", "d0"}, {{"d1", 16}}}`. Recorded under the Input's name in the pipeline's
+    /// Schedule (stage 0), like a Func's stage().
+    Input &stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory, const Layout &layout = {});
+    Input &stage(const Stage &consumer, const VarOrRVar &var, MemoryKind memory, const Layout &layout = {});
+    /// This Input's directives as a Schedule (one entry, by this Input's name; empty if none).
+    Schedule schedule() const;
+    // ---- end scheduling -----------------------------------------------------------------------
+
 private:
     std::shared_ptr<const internal::InputContents> contents_;
 };
-
-class Func;
-class Stage;
 
 // ---- Scheduling: loop names (scheduler; defined in dsl/src/func_schedule.cpp) ----------------
 /// A loop named by a Var or an RVar, as scheduling directives take them (Halide's VarOrRVar).
@@ -344,8 +359,9 @@ public:
     Func &store_at(const Func &consumer, const VarOrRVar &var);
     Func &store_at(const Stage &consumer, const VarOrRVar &var);
     /// Data: inside the consumer's loop `var`, copy the region of this Func the consumer needs
-    /// there into `memory`, and make the consumer read the copy.
-    Func &stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory);
+    /// there into `memory`, stored with `layout` (the copy's arguments are this Func's), and
+    /// make the consumer read the copy.
+    Func &stage(const Func &consumer, const VarOrRVar &var, MemoryKind memory, const Layout &layout = {});
     /// Data: keep this Func's storage in `memory` (on a chip, optionally in bank `bank`).
     Func &store_in(MemoryKind memory, int bank = -1);
     /// Data: the storage layout (dimension order, blocking, padding, alignment).
@@ -374,11 +390,12 @@ public:
     const std::vector<Func> &outputs() const { return outputs_; }
 
     // ---- Scheduling (scheduler; dsl/src/func_schedule.cpp) -----------------------------------
-    /// The directives of every Func of the pipeline.
+    /// The directives of every Func and Input of the pipeline.
     Schedule schedule() const;
-    /// Replaces the directives of every Func of the pipeline (Funcs absent from `s` get none).
-    /// Throws tessera::Error, changing nothing, if `s` names a Func that is not in the
-    /// pipeline, a stage it lacks, or a loop directive naming an unknown loop.
+    /// Replaces the directives of every Func and Input of the pipeline (those absent from `s`
+    /// get none). Throws tessera::Error, changing nothing, if `s` names a Func or Input that is
+    /// not in the pipeline, a stage it lacks, a loop directive naming an unknown loop, or gives
+    /// an Input a directive other than stage().
     void set_schedule(const Schedule &s) const;
     // ---- end scheduling -----------------------------------------------------------------------
     /// Every Func the outputs depend on (outputs included), producers before consumers.

@@ -106,7 +106,8 @@ bool is_loop_directive(DirectiveKind k);
 /// - Parallel:   vars = {v}.
 /// - ComputeAt, StoreAt: func = consumer, vars = {loop}, consumer_stage (-1: the stage of the
 ///               consumer that calls this Func).
-/// - Stage:      func = consumer, vars = {loop}, consumer_stage, memory.
+/// - Stage:      func = consumer, vars = {loop}, consumer_stage, memory, layout (of the copy;
+///               default: dense in argument order). Recorded on a Func or an Input.
 /// - StoreIn:    memory, bank (-1: any).
 /// - SetLayout:  layout.
 /// - Tensorize:  unit (e.g. "mxm"), vars = the innermost loops it covers, outermost first.

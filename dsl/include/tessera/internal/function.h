@@ -72,6 +72,9 @@ struct InputContents {
     std::string name;
     Type type;
     std::vector<Expr> shape;
+    /// The stage() directives recorded on this Input (stage 0). Mutable because Calls share
+    /// the contents as const, and a schedule never changes what an Input holds.
+    mutable FuncSchedule schedule;
 };
 
 /// A scalar Param read by an Expr: its name and type.
