@@ -29,6 +29,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "loop_analysis.h"
+#include "vector_math.h"
 #include "tessera/codegen/buffer_abi.h"
 #include "tessera/error.h"
 #include "tessera/ir_printer.h"
@@ -741,15 +742,18 @@ void CodeGenCPU::visit(const Call *op) {
     const Type at = op->args[0].type();
     llvm::Value *x = args[0].v;
     llvm::Value *r = nullptr;
+    // fp32 exp, tanh, erf (and sigmoid through exp) are polynomials that stay vectorized; other
+    // float widths call libm.
+    const bool f32 = x->getType()->getScalarType()->isFloatTy();
     switch (op->intrinsic) {
-    case Intrinsic::Exp: r = call_intrinsic(llvm::Intrinsic::exp, x); break;
+    case Intrinsic::Exp: r = f32 ? internal::emit_exp_f32(b_, x) : call_intrinsic(llvm::Intrinsic::exp, x); break;
     case Intrinsic::Log: r = call_intrinsic(llvm::Intrinsic::log, x); break;
     case Intrinsic::Sqrt: r = call_intrinsic(llvm::Intrinsic::sqrt, x); break;
     case Intrinsic::Rsqrt:
         r = b_.CreateFDiv(llvm::ConstantFP::get(x->getType(), 1.0), call_intrinsic(llvm::Intrinsic::sqrt, x));
         break;
-    case Intrinsic::Tanh: r = call_math("tanhf", "tanh", x); break;
-    case Intrinsic::Erf: r = call_math("erff", "erf", x); break;
+    case Intrinsic::Tanh: r = f32 ? internal::emit_tanh_f32(b_, x) : call_math("tanhf", "tanh", x); break;
+    case Intrinsic::Erf: r = f32 ? internal::emit_erf_f32(b_, x) : call_math("erff", "erf", x); break;
     case Intrinsic::Abs:
         if (at.is_float()) r = call_intrinsic(llvm::Intrinsic::fabs, x);
         else if (at.is_int()) {
@@ -768,7 +772,9 @@ void CodeGenCPU::visit(const Call *op) {
     }
     case Intrinsic::Sigmoid: {
         llvm::Value *one = llvm::ConstantFP::get(x->getType(), 1.0);
-        r = b_.CreateFDiv(one, b_.CreateFAdd(one, call_intrinsic(llvm::Intrinsic::exp, b_.CreateFNeg(x))));
+        llvm::Value *minus_x = b_.CreateFNeg(x);
+        llvm::Value *e = f32 ? internal::emit_exp_f32(b_, minus_x) : call_intrinsic(llvm::Intrinsic::exp, minus_x);
+        r = b_.CreateFDiv(one, b_.CreateFAdd(one, e));
         break;
     }
     }

@@ -3,9 +3,13 @@
 #include "tessera/codegen/host_schedules.h"
 
 #include <algorithm>
+#include <optional>
+#include <cstdlib>
 
 #include "tessera/codegen/host_features.h"
 #include "tessera/error.h"
+#include "tessera/internal/function.h"
+#include "tessera/ir_visitor.h"
 
 namespace tessera::host_schedules {
 
@@ -29,27 +33,62 @@ int64_t dividing_block(int64_t n, std::initializer_list<int64_t> candidates) {
 
 } // namespace
 
+namespace {
+
+/// The Input that C's update reads with `column` as its last coordinate (B(k, j) in
+/// A(i, k) * B(k, j)); none when B is a Func or read transposed.
+std::optional<Input> input_read_by_column(const Func &C, const std::string &column) {
+    struct Finder : IRVisitor {
+        const std::string &column;
+        std::optional<Input> found;
+        explicit Finder(const std::string &c) : column(c) {}
+        using IRVisitor::visit;
+        void visit(const Call *c) override {
+            if (c->call_type == CallType::Input && !c->args.empty() && c->input) {
+                const auto *v = c->args.back().as<Variable>();
+                if (v && v->name == column) found = Input(c->input);
+            }
+            IRVisitor::visit(c);
+        }
+    } finder(column);
+    C.contents()->updates.at(0).value.accept(&finder);
+    return finder.found;
+}
+
+} // namespace
+
 void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name) {
     Func C = find_func(p, name);
     const int lanes = host_features().float_lanes();
-    const int tile_j = 2 * lanes, tile_i = lanes >= 16 ? 8 : 6;
-    Var i("i"), j("j"), io("io"), jo("jo"), ii("ii"), ji("ji");
+    // The micro-kernel: mr rows x nr = 2 vectors of columns, 12 (AVX2: of 16 registers) or 16
+    // (AVX-512: of 32) accumulators, enough independent FMAs to cover their latency.
+    const int nr = 2 * lanes, mr = getenv("MR") ? atoi(getenv("MR")) : (lanes >= 16 ? 8 : 6);
+    Var i("i"), j("j"), io("io"), jo("jo"), ii("ii"), ji("ji"), jc("jc"), jr("jr");
+    const VarOrRVar k("k"), ko("ko"), ki("ki");
     C.vectorize(j, lanes).parallel(i);
     Stage u = C.update();
-    if (N < tile_j || M < tile_i) {
+    if (N < nr || M < mr) {
         // Too small to tile: vectorize the rows, k inside.
         u.vectorize(j, lanes).parallel(i);
         return;
     }
+    // k blocks of kc: a kc x nr panel of B (16 KiB at kc = 256, AVX2) stays in L1 while the
+    // rows of A stream past it. Column strips of nc: the strip's kc x nc block of B (128 KiB)
+    // stays in L2 for every row tile; strips run in parallel.
     const int64_t kc = dividing_block(K, {256, 512, 384, 192, 128, 64});
-    u.split(j, jo, ji, tile_j).split(i, io, ii, tile_i);
+    const int64_t nc = dividing_block(N, {8 * nr, 4 * nr, 16 * nr, 2 * nr, nr});
+    u.split(j, jo, jc, static_cast<int>(nc)).split(jc, jr, ji, nr).split(i, io, ii, mr);
     if (kc < K) {
-        u.split(VarOrRVar("k"), VarOrRVar("ko"), VarOrRVar("ki"), static_cast<int>(kc));
-        u.reorder({jo, VarOrRVar("ko"), io, VarOrRVar("ki"), ii, ji});
+        u.split(k, ko, ki, static_cast<int>(kc));
+        u.reorder({jo, ko, io, jr, ki, ii, ji});
     } else {
-        u.reorder({jo, io, VarOrRVar("k"), ii, ji});
+        u.reorder({jo, io, jr, k, ii, ji});
     }
     u.vectorize(ji, lanes).unroll(ji).unroll(ii).parallel(jo);
+    // B packed per (strip, k block) into [nc / nr][kc][nr] panels: the micro-kernel then reads
+    // B contiguously instead of kc rows N apart (which conflict in the caches and the TLB).
+    if (std::optional<Input> B = input_read_by_column(C, "j"); B && B->dimensions() == 2)
+        B->stage(u, kc < K ? ko : VarOrRVar(jo), MemoryKind::Auto, Layout{{"d1", "d0"}, {{"d1", nr}}});
 }
 
 void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_height, int64_t out_width, bool depthwise,

@@ -86,6 +86,9 @@ LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vec
         }
     // Twice: the first pass substitutes constant lets, which lets the second decide guards.
     s = simplify(simplify(s));
+    // For the host's code generator only: chip code generators map loop nests onto units as
+    // lowered, and the interpreter gains nothing from it (its printout stays one loop per loop).
+    if (target.kind() == Target::Kind::Host) s = partition_loops(s);
     check_lowered_legality(s, env);
     m.body = s;
     for (const auto &in : env.inputs) {

@@ -135,6 +135,11 @@ Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
 
 /// simplify.cpp: simplify() knowing the ranges of variables.
 Expr simplify_with_bounds(const Expr &e, const IntervalScope &scope);
+Stmt simplify_with_bounds(const Stmt &s, const IntervalScope &scope);
+
+/// partition_loops.cpp: each serial loop of constant extent whose tail guards hold in all but
+/// its last iteration becomes a guard-free loop over those iterations plus the last one.
+Stmt partition_loops(const Stmt &s);
 
 /// Runs `body` with `name` bound to `range` in `scope`, then restores the outer binding (a
 /// let or loop may shadow an outer variable of the same name). Returns what body returns.

@@ -218,6 +218,46 @@ void check_staging_loop(const LoweringEnv &env, const StagedProducer &p, const D
                     " can be staged at are " + join_names(loops.loops));
 }
 
+/// The loops of a copy with a non-default layout, in its storage order: each blocked dimension
+/// split by its block (tails guarded), the loops ordered as the storage dimensions, and the
+/// innermost block vectorized. A copy is a pure gather, so any order is legal, and writing
+/// the storage contiguously (rather than scattering blocks from argument order) is what makes
+/// packing cheap. None when a dimension is blocked twice (left in argument order).
+std::vector<Directive> copy_loops_in_storage_order(const std::vector<std::string> &args, const Layout &layout) {
+    std::vector<Directive> out;
+    if (layout.blocks.empty()) {
+        if (layout.order.empty()) return out;
+        Directive reorder;
+        reorder.kind = DirectiveKind::Reorder;
+        reorder.vars = layout.order;
+        return {reorder};
+    }
+    std::set<std::string> blocked;
+    for (const auto &b : layout.blocks)
+        if (!blocked.insert(b.dim).second || b.factor < 1) return {};
+    Directive reorder;
+    reorder.kind = DirectiveKind::Reorder;
+    for (const auto &dim : layout.order.empty() ? args : layout.order)
+        reorder.vars.push_back(blocked.count(dim) ? dim + ".o" : dim);
+    for (const auto &b : layout.blocks) {
+        Directive split;
+        split.kind = DirectiveKind::Split;
+        split.vars = {b.dim, b.dim + ".o", b.dim + ".i"};
+        split.factors = {b.factor};
+        split.tail = TailStrategy::GuardWithIf;
+        out.push_back(split);
+        reorder.vars.push_back(b.dim + ".i");
+    }
+    out.push_back(reorder);
+    if (layout.blocks.back().factor > 1) {
+        Directive vectorize;
+        vectorize.kind = DirectiveKind::Vectorize;
+        vectorize.vars = {layout.blocks.back().dim + ".i"};
+        out.push_back(vectorize);
+    }
+    return out;
+}
+
 /// stage(consumer, var, memory, layout): a copy Func "<P>_in_<C>" computed at that loop, stored
 /// in that memory with that layout, which the consumer reads instead of P.
 void add_staged_copy(LoweringEnv &env, const StagedProducer &p, const Directive &d) {
@@ -257,6 +297,7 @@ void add_staged_copy(LoweringEnv &env, const StagedProducer &p, const Directive 
         layout.kind = DirectiveKind::SetLayout;
         layout.layout = d.layout;
         sc->schedule.stages[0].push_back(layout);
+        for (auto &loop : copy_loops_in_storage_order(p.args, d.layout)) sc->schedule.stages[0].push_back(loop);
     }
     // The consumer reads the copy.
     FunctionRef sref(sc);

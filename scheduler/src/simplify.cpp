@@ -100,6 +100,82 @@ protected:
     }
 
 
+    // ---- linear forms -------------------------------------------------------------------
+    /// An integer expression as sum(coefficient * term) + constant, with the lets of enclosing
+    /// LetStmts expanded, so that terms shared through lets cancel: the index of a blocked
+    /// storage dimension, ((jo * 128 + jr * 16 + ji) - jo * 128) / 16, is then seen to be jr.
+    struct Linear {
+        std::vector<std::pair<Expr, int64_t>> terms;
+        int64_t constant = 0;
+    };
+    void linearize(const Expr &e, int64_t scale, Linear &out, int depth) {
+        if (auto c = const_of(e)) {
+            out.constant += scale * *c;
+            return;
+        }
+        if (const Add *a = e.as<Add>()) {
+            linearize(a->a, scale, out, depth);
+            linearize(a->b, scale, out, depth);
+            return;
+        }
+        if (const Sub *a = e.as<Sub>()) {
+            linearize(a->a, scale, out, depth);
+            linearize(a->b, -scale, out, depth);
+            return;
+        }
+        if (const Mul *m = e.as<Mul>()) {
+            if (auto c = const_of(m->b)) return linearize(m->a, scale * *c, out, depth);
+            if (auto c = const_of(m->a)) return linearize(m->b, scale * *c, out, depth);
+        }
+        if (const Variable *v = e.as<Variable>(); v && depth < 8) {
+            auto it = lets_.find(v->name);
+            if (it != lets_.end() && it->second.type() == e.type()) return linearize(it->second, scale, out, depth + 1);
+        }
+        for (auto &[term, coeff] : out.terms)
+            if (equal(term, e)) {
+                coeff += scale;
+                return;
+            }
+        out.terms.emplace_back(e, scale);
+    }
+    std::optional<Linear> linear_form(const Expr &e) {
+        if (!e.defined() || e.type() != Int(32)) return std::nullopt;
+        Linear l;
+        linearize(e, 1, l, 0);
+        return l;
+    }
+    Expr rebuild(Type t, const std::vector<std::pair<Expr, int64_t>> &terms, int64_t constant) {
+        Expr r;
+        for (const auto &[term, coeff] : terms) {
+            if (coeff == 0) continue;
+            Expr x = coeff == 1 ? term : Mul::make(term, make_int(t, coeff));
+            r = r.defined() ? Add::make(r, x) : x;
+        }
+        if (!r.defined()) return make_int(t, constant);
+        return constant == 0 ? r : Add::make(r, make_int(t, constant));
+    }
+    /// x / c and x % c (c > 0) when the terms of x whose coefficients are not multiples of c
+    /// stay within one multiple of c: x = c q + r with r's range inside [m c, m c + c).
+    std::optional<std::pair<Expr, Expr>> div_mod_by_bounds(const Expr &x, int64_t c) {
+        auto l = linear_form(x);
+        if (!l) return std::nullopt;
+        std::vector<std::pair<Expr, int64_t>> quotient, rest;
+        for (const auto &[term, coeff] : l->terms) {
+            if (coeff == 0) continue;
+            if (coeff % c == 0)
+                quotient.emplace_back(term, coeff / c);
+            else
+                rest.emplace_back(term, coeff);
+        }
+        const Type t = x.type();
+        Expr r = rebuild(t, rest, euclid_mod(l->constant, c));
+        auto br = const_bounds(r);
+        if (!br || euclid_div(br->first, c) != euclid_div(br->second, c)) return std::nullopt;
+        const int64_t m = euclid_div(br->first, c);
+        return std::make_pair(mutate(rebuild(t, quotient, euclid_div(l->constant, c) + m)),
+                              mutate(m == 0 ? r : Sub::make(r, make_int(t, m * c))));
+    }
+
     // ---- expressions --------------------------------------------------------------------
     Expr visit(const Add *op, const Expr &e) override {
         Expr a = mutate(op->a), b = mutate(op->b);
@@ -202,6 +278,7 @@ protected:
                     if (auto c1 = const_of(am->b); c1 && *c1 % *cb == 0) return mutate(Mul::make(am->a, make_int(t, *c1 / *cb)));
                 // x / c when 0 <= x < c → 0 (from bounds)
                 if (auto bnd = const_bounds(a); bnd && bnd->first >= 0 && bnd->second < *cb) return make_int(t, 0);
+                if (auto qr = div_mod_by_bounds(a, *cb)) return qr->first;
             }
         }
         if (a.same_as(op->a) && b.same_as(op->b)) return e;
@@ -219,6 +296,7 @@ protected:
                 if (const Mul *am = a.as<Mul>())
                     if (auto c1 = const_of(am->b); c1 && *c1 % *cb == 0) return make_int(t, 0);
                 if (auto bnd = const_bounds(a); bnd && bnd->first >= 0 && bnd->second < *cb) return a;
+                if (auto qr = div_mod_by_bounds(a, *cb)) return qr->second;
             }
         }
         if (a.same_as(op->a) && b.same_as(op->b)) return e;
@@ -303,24 +381,30 @@ protected:
             }
             // Decide by the sign of the difference, which cancels shared symbolic terms
             // (x.min + xo * 4 + xi < x.min + 8).
-            if (a.type().is_int() && kind >= 2 && (!ba || !bb)) {
-                Expr da = a, db = b;
-                for (int depth = 0; depth < 4; ++depth) { // lets defined from lets
-                    da = internal::substitute(lets_, da);
-                    db = internal::substitute(lets_, db);
-                }
-                Expr diff = mutate(Sub::make(da, db));
-                if (auto bd = const_bounds(diff)) {
+            if (a.type().is_int() && kind >= 2) {
+                auto decide = [&](std::optional<std::pair<int64_t, int64_t>> bd) -> std::optional<bool> {
+                    if (!bd) return std::nullopt;
                     auto [dmin, dmax] = *bd;
-                    std::optional<bool> r;
                     switch (kind) {
-                    case 2: if (dmax < 0) r = true; else if (dmin >= 0) r = false; break;
-                    case 3: if (dmax <= 0) r = true; else if (dmin > 0) r = false; break;
-                    case 4: if (dmin > 0) r = true; else if (dmax <= 0) r = false; break;
-                    case 5: if (dmin >= 0) r = true; else if (dmax < 0) r = false; break;
+                    case 2: if (dmax < 0) return true; if (dmin >= 0) return false; break;
+                    case 3: if (dmax <= 0) return true; if (dmin > 0) return false; break;
+                    case 4: if (dmin > 0) return true; if (dmax <= 0) return false; break;
+                    case 5: if (dmin >= 0) return true; if (dmax < 0) return false; break;
                     }
-                    if (r) return make_const(Bool(), static_cast<int64_t>(*r));
+                    return std::nullopt;
+                };
+                // The linear form first: terms shared through lets cancel exactly.
+                std::optional<bool> r;
+                if (auto l = linear_form(Sub::make(a, b))) r = decide(const_bounds(rebuild(a.type(), l->terms, l->constant)));
+                if (!r && (!ba || !bb)) {
+                    Expr da = a, db = b;
+                    for (int depth = 0; depth < 4; ++depth) { // lets defined from lets
+                        da = internal::substitute(lets_, da);
+                        db = internal::substitute(lets_, db);
+                    }
+                    r = decide(const_bounds(mutate(Sub::make(da, db))));
                 }
+                if (r) return make_const(Bool(), static_cast<int64_t>(*r));
             }
         }
         if (a.same_as(op->a) && b.same_as(op->b)) return e;
@@ -453,6 +537,10 @@ namespace internal {
 Expr simplify_with_bounds(const Expr &e, const IntervalScope &scope) {
     Simplifier s(scope);
     return s.mutate(e);
+}
+Stmt simplify_with_bounds(const Stmt &st, const IntervalScope &scope) {
+    Simplifier s(scope);
+    return s.mutate(st);
 }
 } // namespace internal
 

@@ -248,3 +248,30 @@ TEST(Directives, DirectivesRecordInOrderAndReplayFromJson) {
     EXPECT_EQ(a.loop_names("f."), b.loop_names("f."));
     other.check();
 }
+
+TEST(Directives, HostLoweringPartitionsTheGuardedTailTile) {
+    // 10 rows in tiles of 4: on the host, tiles 0 and 1 run without the row guard and only the
+    // last, partial tile keeps it (loop partitioning); the interpreter's lowering keeps one loop.
+    Input A(Int(32), {10, 5}, "A"), B(Int(32), {5, 8}, "B");
+    Var i("i"), j("j");
+    RDom k(0, 5, "k");
+    Func C("C");
+    C(i, j) = 0;
+    C(i, j) += A(i, k) * B(k, j);
+    C.update().split(i, "io", "ii", 4).reorder({"io", "k", "ii", "j"});
+    auto host = StmtFacts(lower(Pipeline(C), Target::host(), {{10, 8}}).body);
+    std::vector<const test::LoopInfo *> io;
+    for (const auto &l : host.loops)
+        if (l.name == "C.s1.io") io.push_back(&l);
+    ASSERT_EQ(io.size(), 2u) << "the steady state and the last tile";
+    EXPECT_EQ(io[0]->extent, 2);
+    EXPECT_EQ(io[1]->extent, 1);
+    EXPECT_EQ(host.ifs, 1) << "only the last tile is guarded";
+    auto interp = StmtFacts(lower(Pipeline(C), Target::interpreter(), {{10, 8}}).body);
+    EXPECT_EQ(interp.loop_names("C.s1.io").size(), 1u);
+    EXPECT_EQ(interp.ifs, 1);
+    Buffer<int32_t> a({10, 5}), b({5, 8});
+    a.fill_random(31);
+    b.fill_random(32);
+    expect_matches_reference(C, {10, 8}, {{A, a}, {B, b}});
+}
