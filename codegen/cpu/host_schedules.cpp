@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <cstdlib>
 
 #include "tessera/codegen/host_features.h"
 #include "tessera/error.h"
@@ -62,7 +61,7 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     const int lanes = host_features().float_lanes();
     // The micro-kernel: mr rows x nr = 2 vectors of columns, 12 (AVX2: of 16 registers) or 16
     // (AVX-512: of 32) accumulators, enough independent FMAs to cover their latency.
-    const int nr = 2 * lanes, mr = getenv("MR") ? atoi(getenv("MR")) : (lanes >= 16 ? 8 : 6);
+    const int nr = 2 * lanes, mr = lanes >= 16 ? 8 : 6;
     Var i("i"), j("j"), io("io"), jo("jo"), ii("ii"), ji("ji"), jc("jc"), jr("jr");
     const VarOrRVar k("k"), ko("ko"), ki("ki");
     C.vectorize(j, lanes).parallel(i);
