@@ -71,11 +71,13 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
         u.vectorize(j, lanes).parallel(i);
         return;
     }
-    // k blocks of kc: a kc x nr panel of B (16 KiB at kc = 256, AVX2) stays in L1 while the
-    // rows of A stream past it. Column strips of nc: the strip's kc x nc block of B (128 KiB)
-    // stays in L2 for every row tile; strips run in parallel.
+    // k blocks of kc: a kc x nr panel of B (16 KiB at kc = 256, AVX2) stays in L1 while a
+    // sliver of mr rows of A is multiplied with it. Column strips of up to 1024 columns: the
+    // fewer the strips, the fewer times A is read (on a 2-core EPYC, strips of 256 to 1024
+    // measured alike within the noise at 1024 and 2048). Row tiles run in parallel inside the
+    // k block, sharing its packed B.
     const int64_t kc = dividing_block(K, {256, 512, 384, 192, 128, 64});
-    const int64_t nc = dividing_block(N, {8 * nr, 4 * nr, 16 * nr, 2 * nr, nr});
+    const int64_t nc = dividing_block(N, {64 * nr, 32 * nr, 16 * nr, 8 * nr, 4 * nr, 2 * nr, nr});
     u.split(j, jo, jc, static_cast<int>(nc)).split(jc, jr, ji, nr).split(i, io, ii, mr);
     if (kc < K) {
         u.split(k, ko, ki, static_cast<int>(kc));
@@ -83,7 +85,7 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     } else {
         u.reorder({jo, io, jr, k, ii, ji});
     }
-    u.vectorize(ji, lanes).unroll(ji).unroll(ii).parallel(jo);
+    u.vectorize(ji, lanes).unroll(ji).unroll(ii).parallel(io);
     // B packed per (strip, k block) into [nc / nr][kc][nr] panels: the micro-kernel then reads
     // B contiguously instead of kc rows N apart (which conflict in the caches and the TLB).
     if (std::optional<Input> B = input_read_by_column(C, "j"); B && B->dimensions() == 2)
@@ -121,10 +123,14 @@ void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_heig
     const int width = out_width % 8 == 0 && lanes >= 8 ? 8 : lanes;
     out.vectorize(x, width).parallel(c);
     Stage u = out.update();
-    if (!depthwise && out_channels % 4 == 0 && out_width % width == 0 && out_width <= 8 * width) {
-        // 4 output channels × a whole row of vectors: the row's pixels come from one load per
-        // vector and tap, shared by the 4 channels.
-        u.split(c, co, ci, 4);
+    // Output channels per register tile: with a whole row of up to 8 vectors per channel, 2
+    // channels fill AVX2's 16 registers (a 56-pixel row: 14 accumulators, 1 input vector, 1
+    // weight); AVX-512's 32 registers hold 4.
+    const int channels = lanes >= 16 ? 4 : 2;
+    if (!depthwise && out_channels % channels == 0 && out_width % width == 0 && out_width <= 8 * width) {
+        // A few output channels × a whole row of vectors: the row's pixels come from one load
+        // per vector and tap, shared by the channels.
+        u.split(c, co, ci, channels);
         u.reorder({n, co, y, rx, ry, rz, ci, x});
         u.vectorize(x, width).unroll(x).unroll(ci).parallel(co);
     } else {

@@ -15,9 +15,9 @@ namespace tessera::host_schedules {
 /// fp32 C = ops::matmul(A, B) (Func `name`, Vars i, j, RDom k) of an [M, K] by [K, N] product:
 /// a register tile of 6 rows (8 with AVX-512) × 2 vectors of columns accumulated over a block
 /// of k (the "micro-kernel": 12 or 16 vector accumulators that LLVM keeps in registers), k
-/// blocked for L1, parallel strips of columns sized for L2, and B (when it is an Input read
-/// untransposed) packed per strip and k block into [columns / 2 vectors][k][2 vectors] panels
-/// with Input::stage, so the micro-kernel reads it contiguously.
+/// blocked for L1, strips of up to 1024 columns, row tiles in parallel, and B (when it is an
+/// Input read untransposed) packed per strip and k block into [columns / 2 vectors][k][2
+/// vectors] panels with Input::stage, so the micro-kernel reads it contiguously.
 void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name = "matmul");
 
 /// conv2d (ops::conv2d, Func `name`, NCHW Vars n,c,y,x or NHWC n,y,x,c, RDom r = (ci, ky, kx))
