@@ -8,8 +8,12 @@
 #include <functional>
 #include <limits>
 
+#include "tessera/codegen/host_features.h"
+#include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/ir_operator.h"
+#include "tessera/ops.h"
+#include "tessera/reference.h"
 
 using namespace tessera;
 
@@ -115,4 +119,30 @@ TEST(VectorMath, SigmoidThroughExp) {
     expect_close_to_libm("sigmoid", [](Expr e) { return sigmoid(e); },
                          [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, -110.0f, 110.0f,
                          {3.0, static_cast<double>(std::numeric_limits<float>::min())});
+}
+
+TEST(VectorMath, SoftmaxAndGeluLibrarySchedulesStayVectorized) {
+    // The row-wise library schedule vectorizes the innermost dimension; exp (softmax) and erf
+    // (exact GELU) must then be vector polynomials, not one libm call per lane. 37 columns
+    // leave a scalar tail.
+    Input X(Float(32), {6, 37}, "X");
+    Buffer<float> x({6, 37});
+    x.fill_random(7);
+    for (const auto &[what, out] : std::vector<std::pair<std::string, ops::Tensor>>{
+             {"softmax", ops::softmax(X)}, {"gelu", ops::gelu(X)}}) {
+        Pipeline p(out.func());
+        host_schedules::rowwise(p);
+        CpuOptions o;
+        o.keep_listing = true;
+        CompiledKernel k = compile_jit(p, {{6, 37}}, Target::host(), o);
+        for (const char *libm : {"@expf", "@erff", "@llvm.exp."})
+            EXPECT_EQ(k.llvm_ir().find(libm), std::string::npos) << what << " calls " << libm;
+        const std::string vector_type = "<" + std::to_string(host_features().float_lanes()) + " x float>";
+        EXPECT_NE(k.llvm_ir().find(vector_type), std::string::npos) << what << " is not vectorized";
+        Buffer<float> got({6, 37});
+        ASSERT_EQ(k.call({x, got}), 0);
+        Buffer<> ref = evaluate_reference(out.func(), {6, 37}, {{X, x}});
+        Comparison c = compare(got, ref, Tolerance::for_type(Float(32), 37));
+        EXPECT_TRUE(c.equal) << what << ": " << c.message;
+    }
 }
