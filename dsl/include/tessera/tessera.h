@@ -32,3 +32,19 @@
 
 // The operator library.
 #include "tessera/ops.h"
+
+// The rest of the user API — lowering, the interpreter, the host JIT and ahead-of-time
+// libraries, the chip backend and the library schedules — when the program links the umbrella
+// target Tessera::tessera, which defines TESSERA_UMBRELLA (a program that links only
+// tessera_dsl gets the DSL alone). backends.h also keeps the backends linked (see there).
+#ifdef TESSERA_UMBRELLA
+#include "tessera/interpreter.h"
+#include "tessera/lower.h"
+
+#include "tessera/codegen/aot.h"
+#include "tessera/codegen/backends.h"
+#include "tessera/codegen/chip_backend.h"
+#include "tessera/codegen/chip_schedules.h"
+#include "tessera/codegen/host_schedules.h"
+#include "tessera/codegen/jit.h"
+#endif
