@@ -230,6 +230,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             Instruction sh;
             sh.op = Opcode::SxmShift;
             sh.dtype = DType::BF16;
+            sh.has_imm = true;
             sh.imm = double(kLanes);
             sh.tiles = {shifted, half[1]};
             e.emit(sh, "pack probabilities");

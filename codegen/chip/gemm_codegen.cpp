@@ -119,6 +119,13 @@ TileRef prefix(TileRef t, int64_t rows) {
     return t;
 }
 
+/// Rows [first, first + rows) of a tile.
+TileRef prefix_rows(TileRef t, int64_t first, int64_t rows) {
+    t.base += first * t.stride;
+    t.count = rows;
+    return t;
+}
+
 std::string key(const char *what, std::initializer_list<int64_t> idx) {
     std::string s = what;
     for (auto v : idx) s += "/" + std::to_string(v);
@@ -321,22 +328,19 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     const size_t wave = kk.acc_bank >= 0 ? 1 : size_t(planes);
     const int64_t ops_n = int64_t(kk.epilogue.operands.size());
     auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mc, kb}); };
-    auto b_key = [&](const Job &j, int64_t kb) { return key("B", {kk.b_batched ? j.g : 0, kb, j.nb}); };
+    // When A and B stream in during the kernel, B travels in panels of BG K blocks per DMA: on
+    // tsp-mini's single DMA engine every transfer holds the engine for the host link's
+    // 400-cycle latency, which a lone 32- or 64-row weight tile would pay for a 64..128-cycle
+    // transfer. Preloaded kernels keep one tile per K block (BG = 1), spread over both banks.
+    int64_t BG = 1;
+    auto b_group_size = [&](int64_t grp) { return std::min(BG, KB - grp * BG); };
+    auto b_key = [&](const Job &j, int64_t kb) { return key("B", {kk.b_batched ? j.g : 0, kb / BG, j.nb}); };
     auto e_key = [&](const Job &j, int64_t i) {
         auto d = kk.operand_dims[size_t(i)];
         return key("E", {i, d[0] ? j.g : 0, d[1] ? j.mc : 0, d[2] ? j.nb : 0});
     };
     auto rows_of = [&](const Job &j) { return std::min(R, kk.m - j.mc * R); };
 
-    TileCache cache(e.alloc);
-    for (size_t w = 0; w < jobs.size(); w += wave)
-        for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
-            for (int64_t kb = 0; kb < KB; ++kb) {
-                cache.plan_use(a_key(jobs[x], kb), int64_t(w));
-                cache.plan_use(b_key(jobs[x], kb), int64_t(w));
-            }
-            for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(jobs[x], i), int64_t(w));
-        }
     auto place_a = [&](int64_t kb, int64_t rows) -> std::optional<TileRef> {
         const int banks = mem.slices * mem.banks;
         const int pref = int((kb % mem.slices) * mem.banks + (kb / mem.slices) % mem.banks);
@@ -353,7 +357,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                 if (auto tr = e.alloc.interleaved("MEM", h, b, rows)) return tr;
         return std::nullopt;
     };
-    auto place_b = [&](int64_t kb) { return place_interleaved(e.ku, 1, int(kb % 2)); };
+    auto place_b = [&](int64_t kb) { return place_interleaved(b_group_size(kb / BG) * e.ku, 1, int((kb / BG) % 2)); };
 
     // Preload when everything fits: the kernel then never waits for the host link.
     bool preload = true;
@@ -395,6 +399,16 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         for (auto &tr : reserve) e.alloc.release(tr);
     }
 
+    if (!preload) BG = std::min<int64_t>(KB, std::max<int64_t>(1, 1024 / e.ku));
+    TileCache cache(e.alloc);
+    for (size_t w = 0; w < jobs.size(); w += wave)
+        for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
+            for (int64_t kb = 0; kb < KB; ++kb) {
+                cache.plan_use(a_key(jobs[x], kb), int64_t(w));
+                cache.plan_use(b_key(jobs[x], kb), int64_t(w));
+            }
+            for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(jobs[x], i), int64_t(w));
+        }
     auto ensure = [&](const std::string &k, int64_t time, const std::function<std::optional<TileRef>()> &place,
                       const std::function<void(const TileRef &)> &emit_load) {
         bool fresh = false;
@@ -408,8 +422,13 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                       [&](const TileRef &tr) { e.load(tr, e.a_view(j.g, j.mc * R, rows, kb * e.ku), "A tile"); });
     };
     auto b_tile = [&](const Job &j, int64_t kb, int64_t time) {
-        return ensure(b_key(j, kb), time, [&] { return place_b(kb); },
-                      [&](const TileRef &tr) { e.load(tr, e.b_view(j.g, kb * e.ku, j.nb * e.nu), "B tile"); });
+        const int64_t grp = kb / BG;
+        TileRef panel = ensure(b_key(j, kb), time, [&] { return place_b(kb); }, [&](const TileRef &tr) {
+            OffchipView v = e.b_view(j.g, grp * BG * e.ku, j.nb * e.nu); // consecutive K blocks are consecutive rows
+            v.outer[0].count = b_group_size(grp) * e.ku;
+            e.load(tr, v, "B panel");
+        });
+        return prefix_rows(panel, (kb - grp * BG) * e.ku, e.ku);
     };
     auto e_tile = [&](const Job &j, int64_t i, int64_t time) {
         return ensure(e_key(j, i), time, [&] { return place_interleaved(stage_rows, 0, 1); }, [&](const TileRef &tr) {

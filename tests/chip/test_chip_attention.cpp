@@ -3,6 +3,7 @@
 // the MXM as bf16): padded sequence lengths, the causal mask, Lq != Lk, rank 2.
 #include "chip_test_util.h"
 
+#include <tessera/chipsim/assembler.h>
 #include <tessera/codegen/chip_schedules.h>
 
 namespace tessera {
@@ -33,6 +34,8 @@ TEST_P(ChipAttention, EqualsReference) {
     EXPECT_NE(r.program.summary.find("attention"), std::string::npos) << r.program.summary;
     EXPECT_EQ(r.program.summary.find("causal") != std::string::npos, ac.causal) << r.program.summary;
     EXPECT_GT(r.report.macs, 0);
+    // The program text (stride-0 broadcasts, the mask's lowest-float immediate) round-trips.
+    EXPECT_EQ(chipsim::assemble(r.program.assembly), r.program.program);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ChipAttention,

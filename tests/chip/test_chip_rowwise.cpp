@@ -3,6 +3,8 @@
 // the forms the kernels do not take.
 #include "chip_test_util.h"
 
+#include <tessera/chipsim/assembler.h>
+
 namespace tessera {
 namespace {
 
@@ -32,6 +34,7 @@ TEST_P(ChipSoftmax, EqualsReference) {
                                                          tolerance_for(rc.type, rc.shape.back()));
     EXPECT_NE(r.program.summary.find("softmax over the last axis on the VXM"), std::string::npos) << r.program.summary;
     EXPECT_GT(r.report.cycles, 0);
+    EXPECT_EQ(chipsim::assemble(r.program.assembly), r.program.program); // stride-0 broadcasts round-trip
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ChipSoftmax,
