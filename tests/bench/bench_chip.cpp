@@ -66,17 +66,28 @@ Row run_attention(const std::string &chip, int64_t seq, int64_t head_dim, bool c
 
 void print_table(const std::string &chip, const std::vector<Row> &rows) {
     std::printf("\n%s\n", chip.c_str());
-    std::printf("| kernel | cycles | MACs/cycle | MXM util | roofline cycles | of roofline | limiter |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---|\n");
+    // "host link": on tsp-mini, a kernel whose operands do not fit MEM streams them in (and its
+    // results out) over the 32 B/cycle host link while it runs; the roofline leaves host I/O
+    // out (CHIP.md), so this column gives that bound too: host bytes / link bytes per cycle.
+    std::printf("| kernel | cycles | MACs/cycle | MXM util | roofline cycles | of roofline | limiter | host link |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---|---:|\n");
     for (auto &r : rows) {
         if (!r.ok) {
-            std::printf("| %s | — | — | — | — | — | not supported: %.80s |\n", r.name.c_str(), r.error.c_str());
+            std::printf("| %s | — | — | — | — | — | not supported: %.80s | — |\n", r.name.c_str(), r.error.c_str());
             continue;
         }
         const auto &rep = r.result.report;
-        std::printf("| %s | %lld | %.0f | %.1f %% | %.0f | %.1f %% | %s |\n", r.name.c_str(), (long long)rep.cycles,
+        std::string link = "—";
+        const auto host = rep.bytes.find("HOST");
+        if (r.result.program.summary.find("streamed") != std::string::npos && host != rep.bytes.end()) {
+            const double bound = double(host->second) / r.result.program.target.host_link.bytes_per_cycle;
+            char buf[64];
+            std::snprintf(buf, sizeof buf, "%.0f (%.1f %%)", bound, 100.0 * bound / double(rep.cycles));
+            link = buf;
+        }
+        std::printf("| %s | %lld | %.0f | %.1f %% | %.0f | %.1f %% | %s | %s |\n", r.name.c_str(), (long long)rep.cycles,
                     rep.macs_per_cycle, 100.0 * rep.mxm_utilization, rep.roofline_cycles,
-                    rep.cycles > 0 ? 100.0 * rep.roofline_cycles / double(rep.cycles) : 0.0, rep.roofline_limiter.c_str());
+                    rep.cycles > 0 ? 100.0 * rep.roofline_cycles / double(rep.cycles) : 0.0, rep.roofline_limiter.c_str(), link.c_str());
     }
 }
 
