@@ -186,16 +186,17 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 e.emit(in, "drain");
             };
             std::vector<TileRef> temps;
-            auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what) {
-                TileRef d = e.dst_for(rows, srcs, prefer, what);
+            auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what,
+                           const std::vector<TileRef> &apart = {}) {
+                TileRef d = e.dst_for(rows, srcs, prefer, what, apart);
                 temps.push_back(d);
                 return d;
             };
             // npu-edge's 512 KiB scratchpad: the softmax overwrites the scores in place.
-            auto over = [&](const TileRef &in_place, const std::vector<TileRef> &srcs, int prefer, const char *what) {
-                TileRef d = e.dst_or_in_place(in_place, srcs, prefer, what);
-                if (e.streaming()) temps.push_back(d);
-                return d;
+            auto over = [&](const TileRef &in_place, const std::vector<TileRef> &srcs, int prefer, const char *what,
+                            const std::vector<TileRef> &apart = {}) {
+                if (!e.streaming()) return in_place;
+                return dst(in_place.count, srcs, prefer, what, apart);
             };
             // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators.
             for (int64_t kb = 0; kb < k_tiles; ++kb)
@@ -214,19 +215,19 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                     e.vxm(VxmOp::Select, DType::FP32, DType::FP32, m, {window, s}, lowest, {}, "causal mask");
                     s = m;
                 }
-                TileRef mx = dst(1, {s}, VectorEmitter::other_side(s), "max over keys");
+                TileRef mx = dst(1, {s}, VectorEmitter::other_side(s), "max over keys", {s});
                 e.reduce_rows(VxmOp::Max, DType::FP32, mx, s, "max over keys");
                 const TileRef mb = VectorEmitter::broadcast(mx, k_end);
                 TileRef ex = over(s, {s, mb}, VectorEmitter::side_of(s), "exp");
                 e.vxm(VxmOp::Sub, DType::FP32, DType::FP32, ex, {s, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(s - max)");
-                TileRef sum = dst(1, {ex}, VectorEmitter::other_side(ex), "sum over keys");
+                TileRef sum = dst(1, {ex}, VectorEmitter::other_side(ex), "sum over keys", {ex});
                 e.reduce_rows(VxmOp::Add, DType::FP32, sum, ex, "sum over keys");
                 const TileRef sb = VectorEmitter::broadcast(sum, k_end);
                 half[hf] = over(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
                 e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
             }
             // Pack the halves into 32 bf16 lanes: lanes 16..31 come from the second half.
-            TileRef shifted = over(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half");
+            TileRef shifted = over(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
             Instruction sh;
             sh.op = Opcode::SxmShift;
             sh.dtype = DType::BF16;

@@ -90,8 +90,9 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
                     if ((oy - oy0) % kWave == 0) e.begin_wave();
                     e.wave_lane(int((oy - oy0) % kWave));
                     std::vector<TileRef> temps;
-                    auto dst = [&](const std::vector<TileRef> &srcs, int prefer, const char *what) {
-                        TileRef d = e.dst_for(OW, srcs, prefer, what);
+                    auto dst = [&](const std::vector<TileRef> &srcs, int prefer, const char *what,
+                                   const std::vector<TileRef> &apart = {}) {
+                        TileRef d = e.dst_for(OW, srcs, prefer, what, apart);
                         temps.push_back(d);
                         return d;
                     };
@@ -106,7 +107,7 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
                                 e.vxm(VxmOp::Mul, dt, dt, *acc, {win, w}, std::nullopt, {}, "tap product");
                                 continue;
                             }
-                            const TileRef prod = dst({win, w}, VectorEmitter::other_side(*acc), "tap product");
+                            const TileRef prod = dst({win, w}, VectorEmitter::other_side(*acc), "tap product", {*acc});
                             e.vxm(VxmOp::Mul, dt, dt, prod, {win, w}, std::nullopt, {}, "tap product");
                             const TileRef sum = dst({*acc, prod}, VectorEmitter::side_of(*acc), "tap sum");
                             e.vxm(VxmOp::Add, dt, dt, sum, {*acc, prod}, std::nullopt, {}, "tap sum");

@@ -101,28 +101,35 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         if (!preload) load_block(b);
         const TileRef X = xt[size_t(b)];
         std::vector<TileRef> temps{X};
-        auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what) {
-            TileRef d = e.dst_for(rows, srcs, prefer, what);
+        auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what,
+                       const std::vector<TileRef> &apart = {}) {
+            TileRef d = e.dst_for(rows, srcs, prefer, what, apart);
             temps.push_back(d);
             return d;
         };
+        // npu-edge's 512 KiB scratchpad: a value whose source is dead overwrites it in place.
+        auto over = [&](const TileRef &dead, const std::vector<TileRef> &srcs, int prefer, const char *what,
+                        const std::vector<TileRef> &apart = {}) {
+            if (!e.streaming()) return dead;
+            return dst(dead.count, srcs, prefer, what, apart);
+        };
         TileRef Y;
         if (softmax) {
-            TileRef m = dst(1, {X}, VectorEmitter::other_side(X), "softmax max");
+            TileRef m = dst(1, {X}, VectorEmitter::other_side(X), "softmax max", {X});
             e.reduce_rows(VxmOp::Max, f32, m, X, "row max");
             const TileRef mb = VectorEmitter::broadcast(m, C);
-            TileRef E = dst(C, {X, mb}, VectorEmitter::side_of(X), "softmax exp");
+            TileRef E = over(X, {X, mb}, VectorEmitter::side_of(X), "softmax exp");
             e.vxm(VxmOp::Sub, f32, f32, E, {X, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(x - max)");
-            TileRef s = dst(1, {E}, VectorEmitter::other_side(E), "softmax sum");
+            TileRef s = dst(1, {E}, VectorEmitter::other_side(E), "softmax sum", {E});
             e.reduce_rows(VxmOp::Add, f32, s, E, "row sum");
             const TileRef sb = VectorEmitter::broadcast(s, C);
-            Y = dst(C, {E, sb}, VectorEmitter::side_of(X), "softmax result");
+            Y = over(E, {E, sb}, VectorEmitter::side_of(X), "softmax result");
             e.vxm(VxmOp::Div, f32, bf16_out ? DType::BF16 : f32, Y, {E, sb}, std::nullopt, {}, "e / sum");
         } else {
             const double eps = op.layernorm->epsilon;
             TileRef s = dst(1, {X}, VectorEmitter::other_side(X), "layernorm sum");
             e.reduce_rows(VxmOp::Add, f32, s, X, "row sum");
-            TileRef mean = dst(1, {s}, VectorEmitter::other_side(X), "layernorm mean");
+            TileRef mean = dst(1, {s}, VectorEmitter::other_side(X), "layernorm mean", {X});
             e.vxm(VxmOp::Div, f32, f32, mean, {s}, double(C), {}, "mean");
             const TileRef mb = VectorEmitter::broadcast(mean, C);
             // x - mean twice, one copy per hemisphere, so that the square reads its two operands
@@ -131,35 +138,39 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             e.vxm(VxmOp::Sub, f32, f32, d0, {X, mb}, std::nullopt, {}, "x - mean");
             TileRef d1 = d0;
             if (e.streaming()) {
-                d1 = dst(C, {X, mb}, VectorEmitter::other_side(d0), "layernorm x - mean (copy)");
+                d1 = dst(C, {X, mb}, VectorEmitter::other_side(d0), "layernorm x - mean (copy)", {d0});
                 e.vxm(VxmOp::Sub, f32, f32, d1, {X, mb}, std::nullopt, {}, "x - mean");
             }
             TileRef sq = dst(C, {d0, d1}, VectorEmitter::side_of(X), "layernorm square");
             e.vxm(VxmOp::Mul, f32, f32, sq, {d0, d1}, std::nullopt, {}, "(x - mean)^2");
             TileRef v = dst(1, {sq}, VectorEmitter::other_side(sq), "layernorm variance");
             e.reduce_rows(VxmOp::Add, f32, v, sq, "sum of squares");
-            TileRef inv = dst(1, {v}, VectorEmitter::other_side(d0), "layernorm 1/sigma");
+            TileRef inv = dst(1, {v}, VectorEmitter::other_side(d0), "layernorm 1/sigma", {d0});
             e.vxm(VxmOp::Div, f32, f32, inv, {v}, double(C), {ChainStep{VxmOp::Add, true, eps}, ChainStep{VxmOp::Rsqrt, false, 0}},
                   "rsqrt(var + eps)");
             const TileRef ib = VectorEmitter::broadcast(inv, C);
             // The last step rounds to the output dtype; earlier ones stay fp32.
             auto out_dtype = [&](bool last) { return last && bf16_out ? DType::BF16 : f32; };
             const int after_norm = has_gamma ? VectorEmitter::other_side(gamma) : has_beta ? VectorEmitter::other_side(beta) : 0;
-            Y = dst(C, {d0, ib}, after_norm, "layernorm result");
+            std::vector<TileRef> next_operand;
+            if (has_gamma) next_operand.push_back(gamma);
+            else if (has_beta) next_operand.push_back(beta);
+            Y = over(d0, {d0, ib}, after_norm, "layernorm result", next_operand);
             e.vxm(VxmOp::Mul, f32, out_dtype(!has_gamma && !has_beta), Y, {d0, ib}, std::nullopt, {}, "(x - mean) * rsqrt");
             if (has_gamma) {
-                TileRef g = dst(C, {Y, gamma}, has_beta ? VectorEmitter::other_side(beta) : 0, "layernorm * gamma");
+                TileRef g = over(Y, {Y, gamma}, has_beta ? VectorEmitter::other_side(beta) : 0, "layernorm * gamma",
+                                 has_beta ? std::vector<TileRef>{beta} : std::vector<TileRef>{});
                 e.vxm(VxmOp::Mul, f32, out_dtype(!has_beta), g, {Y, gamma}, std::nullopt, {}, "* gamma");
                 Y = g;
             }
             if (has_beta) {
-                TileRef bt = dst(C, {Y, beta}, 0, "layernorm + beta");
+                TileRef bt = over(Y, {Y, beta}, 0, "layernorm + beta");
                 e.vxm(VxmOp::Add, f32, out_dtype(true), bt, {Y, beta}, std::nullopt, {}, "+ beta");
                 Y = bt;
             }
         }
         if (bf16_out) { // widen the rounded values back for the fp32 output tensor
-            TileRef w = dst(C, {Y}, VectorEmitter::other_side(Y), "bf16 rounding");
+            TileRef w = over(Y, {Y}, VectorEmitter::other_side(Y), "bf16 rounding");
             e.vxm(VxmOp::Cast, DType::BF16, f32, w, {Y}, std::nullopt, {}, "round to bf16");
             Y = w;
         }

@@ -31,7 +31,8 @@ bool VectorEmitter::share_slice(const TileRef &a, const TileRef &b) {
     return side_of(a) == side_of(b) && (a.slice < 0 || b.slice < 0 || a.slice == b.slice);
 }
 
-std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank, const std::vector<TileRef> &avoid) {
+std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank, const std::vector<TileRef> &avoid,
+                                                const std::vector<TileRef> &apart) {
     if (!streaming_) return alloc_.flat(memory_, rows);
     const chipsim::MemoryDesc &m = *target().memory(memory_);
     if (rows <= m.rows_per_bank)
@@ -43,6 +44,7 @@ std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank
             probe.bank = bank;
             bool clash = false;
             for (auto &x : avoid) clash |= share_slice(probe, x) && x.bank == bank;
+            for (auto &x : apart) clash |= share_slice(probe, x);
             if (clash) continue;
             if (auto t = alloc_.in_bank(memory_, (side * slices_ + slice) * m.banks + bank, rows)) {
                 cursor_[side] = (slice + 1) % slices_;
@@ -51,6 +53,8 @@ std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank
         }
     for (auto &x : avoid) // interleaved: every slice of the hemisphere
         if (side_of(x) == side && x.bank == bank) return std::nullopt;
+    for (auto &x : apart)
+        if (side_of(x) == side) return std::nullopt;
     return alloc_.interleaved(memory_, side, bank, rows);
 }
 
@@ -76,24 +80,20 @@ TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::s
     return tile(rows, prefer_side, 0, what);
 }
 
-TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, int prefer_side, const std::string &what) {
+TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, int prefer_side, const std::string &what,
+                               const std::vector<TileRef> &apart) {
     if (!streaming_) return tile(rows, 0, 0, what);
     if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
     while (true) {
         for (int s : {prefer_side, 1 - prefer_side})
             for (int bank = 0; bank < 2; ++bank)
-                if (auto t = try_place(rows, s, bank, srcs)) return *t;
+                if (auto t = try_place(rows, s, bank, srcs, apart)) return *t;
         if (retired_.empty())
             throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
                         what + ", " + std::to_string(rows) + " rows); use a smaller shape");
         alloc_.release(retired_.front());
         retired_.pop_front();
     }
-}
-
-TileRef VectorEmitter::dst_or_in_place(const TileRef &in_place, const std::vector<TileRef> &srcs, int prefer_side,
-                                       const std::string &what) {
-    return streaming_ ? dst_for(in_place.count, srcs, prefer_side, what) : in_place;
 }
 
 TileRef VectorEmitter::broadcast(const TileRef &t, int64_t rows, int64_t row) {

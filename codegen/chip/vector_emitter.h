@@ -44,13 +44,10 @@ public:
     /// cycle (MXM weight installs).
     chipsim::TileRef tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread = false);
     /// A destination for an instruction that reads `srcs`: hemisphere `prefer_side` first, on a
-    /// slice and bank that no source reads.
-    chipsim::TileRef dst_for(int64_t rows, const std::vector<chipsim::TileRef> &srcs, int prefer_side, const std::string &what);
-    /// On npu-edge `in_place` itself (an element-wise instruction may overwrite its source
-    /// there: each row is read before it is written, and a single-ported bank only stalls);
-    /// on tsp-mini, where that is a bank conflict, a fresh dst_for.
-    chipsim::TileRef dst_or_in_place(const chipsim::TileRef &in_place, const std::vector<chipsim::TileRef> &srcs, int prefer_side,
-                                     const std::string &what);
+    /// slice and bank that no source reads, and on no slice of the tiles in `apart` (those a
+    /// later instruction reads together with it).
+    chipsim::TileRef dst_for(int64_t rows, const std::vector<chipsim::TileRef> &srcs, int prefer_side, const std::string &what,
+                             const std::vector<chipsim::TileRef> &apart = {});
     /// The hemisphere a tile sits on (0 on npu-edge).
     static int side_of(const chipsim::TileRef &t) { return t.side == 'e' ? 1 : 0; }
     static int other_side(const chipsim::TileRef &t) { return 1 - side_of(t); }
@@ -63,7 +60,7 @@ public:
     /// Independent pieces of work (blocks, output rows, attention jobs) are emitted one after
     /// another into lanes of a wave and merged step by step on end_wave(), so that the
     /// in-order schedule (instruction_scheduler.h) still runs them side by side.
-    void begin_wave() { in_wave_ = true; }
+    void begin_wave() { in_wave_ = streaming_; } // dynamic issue needs no interleaving
     /// Instructions emitted from now on belong to piece `lane` of the current wave.
     void wave_lane(int lane);
     /// Merges the wave's pieces round-robin (piece 0's first instruction, piece 1's first, ...).
@@ -96,7 +93,8 @@ public:
 
 private:
     /// rows in bank `bank` of a slice of hemisphere `side` that `ok(slice)` accepts, round-robin.
-    std::optional<chipsim::TileRef> try_place(int64_t rows, int side, int bank, const std::vector<chipsim::TileRef> &avoid = {});
+    std::optional<chipsim::TileRef> try_place(int64_t rows, int side, int bank, const std::vector<chipsim::TileRef> &avoid = {},
+                                              const std::vector<chipsim::TileRef> &apart = {});
     /// Whether an instruction reading `a` and `b` (or reading one and writing the other on the
     /// same bank) would use one slice's port twice.
     static bool share_slice(const chipsim::TileRef &a, const chipsim::TileRef &b);

@@ -54,6 +54,18 @@ INSTANTIATE_TEST_SUITE_P(
                                (c.layout == ops::Layout::NCHW ? "_nchw" : "_nhwc") + (c.bias ? "_bias" : ""));
     });
 
+TEST(ChipDepthwise, MobileNetLayerCompiles) {
+    // 56 x 56 x 64 (a MobileNet layer): many output rows in flight; on tsp-mini every product
+    // must land on a slice apart from the sum it joins (compile only: the values are checked
+    // at the smaller shapes above).
+    Input X(Int(8), {1, 64, 56, 56}, "X"), Wt(Int(8), {64, 1, 3, 3}, "W");
+    ops::Conv2dOptions o;
+    o.groups = 64;
+    o.padding = 1;
+    for (const char *chip : {"tsp-mini", "npu-edge"})
+        EXPECT_NO_THROW(compile_for_chip(Pipeline(ops::conv2d(X, Wt, o)), Target::named(chip), {{1, 64, 56, 56}})) << chip;
+}
+
 TEST(ChipDepthwiseErrors, ChannelMultiplierIsNotDepthwise) {
     // groups == channels but two filters per channel: a grouped conv the kernel does not take.
     Input X(Int(8), {1, 4, 6, 6}, "X"), Wt(Int(8), {8, 1, 3, 3}, "W");

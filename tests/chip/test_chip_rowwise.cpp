@@ -103,6 +103,17 @@ TEST(ChipRowwiseErrors, TooManyColumnsForOneTile) {
     expect_chip_error(Pipeline(ops::softmax(X)), {16, 20000}, "use a smaller shape");
 }
 
+TEST(ChipRowwise, LongRowsFitNpuScratchpad) {
+    // npu-edge's 512 KiB scratchpad holds one block's tiles at a time (no waves, values
+    // overwrite dead ones in place): 129 rows x 333 checked, 2048 columns of bf16 compiled.
+    Input X(Float(32), {129, 333}, "X");
+    test::expect_matches_reference_within(Pipeline(ops::layernorm(X)), {129, 333}, {{X, test::random_buffer(Float(32), {129, 333}, 9)}},
+                                          "npu-edge", Tolerance::for_type(Float(32), 333));
+    Input Y(BFloat(16), {64, 2048}, "Y");
+    EXPECT_NO_THROW(compile_for_chip(Pipeline(ops::softmax(Y)), Target::named("npu-edge"), {{64, 2048}}));
+    EXPECT_NO_THROW(compile_for_chip(Pipeline(ops::layernorm(Y)), Target::named("npu-edge"), {{64, 2048}}));
+}
+
 TEST(ChipRowwise, RealizeThroughFuncRealize) {
     // Func::realize with a chip target goes through the same backend.
     Input X(Float(32), {17, 40}, "X");
