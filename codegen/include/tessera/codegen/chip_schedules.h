@@ -17,6 +17,10 @@
 //
 // conv2d: `out.store_in(MemoryKind::ACC)`; the implicit GEMM takes whole output rows per tile
 // (as many as fit 512 accumulator rows on tsp-mini, 256 on npu-edge) and one matmul per tap.
+//
+// attention: `tensorize("mxm", {i, j, k})` on the update stages of `name_scores` and `name`
+// (the two matmuls); softmax, layernorm and depthwise conv2d record nothing — their VXM kernels
+// tile themselves (16 rows, or 16 channels, per vector; blocks interleaved in waves on tsp-mini).
 #include <cstdint>
 #include <vector>
 
