@@ -92,20 +92,25 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
     VectorEmitter e(model);
     const int64_t k_tiles = Dp / ku, key_blocks = Lkp / ku, q_blocks = Lqp / nu;
     // tsp-mini: preload everything when it leaves room for the jobs' working tiles.
-    const int64_t input_rows = H * (k_tiles * Lk + q_blocks * k_tiles * ku + key_blocks * Dv) + (op.causal ? mask_rows : 0);
+    // tsp-mini: every plane gets its own copy of K and Vᵀ — the four jobs of a wave stream the
+    // same activations, and one tile read by four planes would serialise them on its bank port.
+    const int64_t copies = e.streaming() ? planes : 1;
+    const int64_t input_rows = H * (copies * (k_tiles * Lk + key_blocks * Dv) + q_blocks * k_tiles * ku) + (op.causal ? mask_rows : 0);
     const bool preload = e.streaming() && input_rows <= 2 * e.max_tile_rows();
     TileRef mask;
     if (op.causal) e.load(mask = e.tile_anywhere(mask_rows, 1, "the causal mask"), strided_rows("MASK", 0, mask_rows, 64, 64), "mask");
     std::vector<std::vector<TileRef>> k_t(static_cast<size_t>(H)), v_t(static_cast<size_t>(H));
     std::vector<std::vector<std::vector<TileRef>>> q_t(static_cast<size_t>(H), std::vector<std::vector<TileRef>>(static_cast<size_t>(q_blocks)));
     auto load_head = [&](int64_t h) { // K and Vᵀ: every job of the head reads them
-        for (int64_t kb = 0; kb < k_tiles; ++kb) {
-            k_t[size_t(h)].push_back(e.tile_anywhere(Lk, 0, "K"));
-            e.load(k_t[size_t(h)].back(), strided_rows("K", (h * Lk * Dp + kb * ku) * 2, Lk, Dp * 2, 64), "K tile");
-        }
-        for (int64_t kb = 0; kb < key_blocks; ++kb) {
-            v_t[size_t(h)].push_back(e.tile_anywhere(Dv, 0, "V"));
-            e.load(v_t[size_t(h)].back(), strided_rows("VT", (h * Dv * Lkp + kb * ku) * 2, Dv, Lkp * 2, 64), "V tile");
+        for (int64_t c = 0; c < copies; ++c) { // tile (copy c, block kb) at c * blocks + kb
+            for (int64_t kb = 0; kb < k_tiles; ++kb) {
+                k_t[size_t(h)].push_back(e.tile_anywhere(Lk, 0, "K"));
+                e.load(k_t[size_t(h)].back(), strided_rows("K", (h * Lk * Dp + kb * ku) * 2, Lk, Dp * 2, 64), "K tile");
+            }
+            for (int64_t kb = 0; kb < key_blocks; ++kb) {
+                v_t[size_t(h)].push_back(e.tile_anywhere(Dv, 0, "V"));
+                e.load(v_t[size_t(h)].back(), strided_rows("VT", (h * Dv * Lkp + kb * ku) * 2, Dv, Lkp * 2, 64), "V tile");
+            }
         }
     };
     auto load_queries = [&](int64_t h, int64_t qb) {
@@ -143,6 +148,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             if (!preload) load_queries(h, qb);
             const int64_t q0 = qb * nu, k_end = op.causal ? std::min(Lk, q0 + nu) : Lk;
             const int plane = int(job % planes);
+            const int64_t copy = plane % copies;
             const int64_t base = (region[size_t(plane)]++ % sets) * (Lk + Dv);
             auto acc = [&](int64_t first, int64_t rows) {
                 TileRef a;
@@ -200,7 +206,8 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             };
             // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators.
             for (int64_t kb = 0; kb < k_tiles; ++kb)
-                mm(lw(q_t[size_t(h)][size_t(qb)][size_t(kb)]), acc(0, k_end), VectorEmitter::rows_of(k_t[size_t(h)][size_t(kb)], 0, k_end),
+                mm(lw(q_t[size_t(h)][size_t(qb)][size_t(kb)]), acc(0, k_end),
+                   VectorEmitter::rows_of(k_t[size_t(h)][size_t(copy * k_tiles + kb)], 0, k_end),
                    kb > 0);
             const TileRef s_t = e.tile(2 * k_end, 0, int(job % 2), "attention scores");
             temps.push_back(s_t);
@@ -240,7 +247,8 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             // Oᵀ = Vᵀ · Pᵀ over the visible key blocks.
             const int64_t blocks = (k_end + ku - 1) / ku;
             for (int64_t kb = 0; kb < blocks; ++kb)
-                mm(lw(VectorEmitter::rows_of(p, kb * ku, std::min(ku, k_end - kb * ku))), acc(Lk, Dv), v_t[size_t(h)][size_t(kb)], kb > 0);
+                mm(lw(VectorEmitter::rows_of(p, kb * ku, std::min(ku, k_end - kb * ku))), acc(Lk, Dv), v_t[size_t(h)][size_t(copy * key_blocks + kb)],
+                   kb > 0);
             const TileRef o_t = e.tile(2 * Dv, 1, int(job % 2), "attention output");
             temps.push_back(o_t);
             drain(o_t, acc(Lk, Dv), std::nullopt);
