@@ -162,7 +162,7 @@ void apply_host_library_schedule(const OpInstance &op) {
         host_schedules::matmul(op.pipeline, z.at("M"), z.at("N"), z.at("K"));
     } else if (op.op == "conv2d" || op.op == "depthwise_conv2d") {
         host_schedules::conv2d(op.pipeline, op.params.at("layout") == "nhwc", z.at("O"), z.at("OH"), z.at("OW"),
-                               op.op == "depthwise_conv2d" || z.count("groups") && z.at("groups") > 1);
+                               op.op == "depthwise_conv2d" || (z.count("groups") && z.at("groups") > 1));
     } else {
         host_schedules::rowwise(op.pipeline);
     }
