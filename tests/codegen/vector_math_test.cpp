@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <tuple>
 
 #include "tessera/codegen/host_features.h"
 #include "tessera/codegen/host_schedules.h"
@@ -144,5 +145,25 @@ TEST(VectorMath, SoftmaxAndGeluLibrarySchedulesStayVectorized) {
         Buffer<> ref = evaluate_reference(out.func(), {6, 37}, {{X, x}});
         Comparison c = compare(got, ref, Tolerance::for_type(Float(32), 37));
         EXPECT_TRUE(c.equal) << what << ": " << c.message;
+    }
+}
+
+TEST(HostSchedules, MatmulLibraryScheduleMatchesTheReference) {
+    // Column strips in parallel, each packing its own B (N a multiple of 4 panels; 100 rows
+    // leave a partial row tile; K = 600 is blocked), and row tiles in parallel (N = 48).
+    for (const auto &[m, n, kk] :
+         std::vector<std::tuple<int, int, int>>{{64, 128, 64}, {100, 128, 96}, {38, 64, 600}, {40, 48, 40}}) {
+        Input A(Float(32), {m, kk}, "A"), B(Float(32), {kk, n}, "B");
+        ops::Tensor out = ops::matmul(A, B);
+        Pipeline p(out.func());
+        host_schedules::matmul(p, m, n, kk);
+        CompiledKernel k = compile_jit(p, {{m, n}}, Target::host());
+        Buffer<float> a({m, kk}), b({kk, n}), got({m, n});
+        a.fill_random(1);
+        b.fill_random(2);
+        ASSERT_EQ(k.call({a, b, got}), 0);
+        Buffer<> ref = evaluate_reference(out.func(), {m, n}, {{A, a}, {B, b}});
+        Comparison c = compare(got, ref, Tolerance::for_type(Float(32), kk));
+        EXPECT_TRUE(c.equal) << m << "x" << n << "x" << kk << ": " << c.message;
     }
 }
