@@ -22,7 +22,7 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 demo: build
-	@$(BUILD_DIR)/apps/demo/tessera-demo
+	@cd $(BUILD_DIR) && ./apps/demo/tessera-demo   # its trace and program files land in build/
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

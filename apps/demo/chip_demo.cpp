@@ -3,6 +3,7 @@
 #include "chip_demo.h"
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -50,7 +51,9 @@ bool demo_chip() {
         ChipResult r = realize_on_chip(Pipeline(C), {{M, N}}, {{A, a}, {B, b}}, chip, options);
         ok = check("tsp-mini (chipsim)", r.outputs[0], C.realize({M, N}, {{A, a}, {B, b}}, Target::reference())) && ok;
         print_report(r);
-        const std::string trace = "tessera-chip-matmul-trace.json", assembly = "tessera-chip-matmul.tasm";
+        // Written to the working directory (`make demo` runs in build/), named in full.
+        const std::string trace = std::filesystem::absolute("tessera-chip-matmul-trace.json").string(),
+                          assembly = std::filesystem::absolute("tessera-chip-matmul.tasm").string();
         std::ofstream(trace) << r.trace_json;
         std::ofstream(assembly) << r.program.assembly;
         std::printf("  trace written to %s (open in https://ui.perfetto.dev or chrome://tracing), program to %s\n",
