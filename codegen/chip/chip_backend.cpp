@@ -28,17 +28,6 @@ namespace {
 using internal::chip::GemmKernel;
 using internal::chip::GemmPattern;
 
-chipsim::DType chip_dtype(Type t) {
-    if (t == Int(8)) return chipsim::DType::Int8;
-    if (t == UInt(8)) return chipsim::DType::UInt8;
-    if (t == Int(16)) return chipsim::DType::Int16;
-    if (t == Int(32)) return chipsim::DType::Int32;
-    if (t == BFloat(16)) return chipsim::DType::BF16;
-    if (t == Float(16)) return chipsim::DType::FP16;
-    if (t == Float(32)) return chipsim::DType::FP32;
-    throw Error("chip backend: " + t.to_string() + " has no chip dtype");
-}
-
 int64_t const_extent(const Expr &e, const std::string &what) {
     if (auto v = as_const_int(e)) return *v;
     throw Error("chip backend: " + what + " is not a constant; chip kernels are compiled for fixed shapes");

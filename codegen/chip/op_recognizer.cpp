@@ -53,12 +53,6 @@ std::optional<Func> find_func(const Pipeline &p, const std::string &name) {
     return std::nullopt;
 }
 
-std::optional<Input> find_input(const std::vector<Input> &inputs, int rank, const std::set<std::string> &not_these = {}) {
-    for (const Input &in : inputs)
-        if (in.dimensions() == rank && !not_these.count(in.name())) return in;
-    return std::nullopt;
-}
-
 [[noreturn]] void unsupported(const std::string &op, const std::string &name, const std::string &why) {
     throw Error("chip backend: " + name + " looks like ops::" + op + " but " + why);
 }

@@ -98,7 +98,7 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     // B packed per (strip, k block) into [nc / nr][kc][nr] panels: the micro-kernel then reads
     // B contiguously instead of kc rows N apart (which conflict in the caches and the TLB).
     if (std::optional<Input> B = input_read_by_column(C, "j"); B && B->dimensions() == 2)
-        B->stage(u, kc < K ? ko : VarOrRVar(jo), MemoryKind::Auto, Layout{{"d1", "d0"}, {{"d1", nr}}});
+        B->stage(u, kc < K ? ko : VarOrRVar(jo), MemoryKind::Auto, Layout{{"d1", "d0"}, {{"d1", nr}}, {}});
 }
 
 void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_height, int64_t out_width, bool depthwise,

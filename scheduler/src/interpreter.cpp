@@ -88,7 +88,7 @@ double int_to_double(Type from, int64_t v) {
 
 Value read_element(const BufferSlot &b, int64_t i) {
     const uint8_t *p = b.data + i * b.type.bytes();
-    Value v;
+    Value v{};
     const Type t = b.type;
     switch (t.code()) {
     case TypeCode::Bool: v.i = *p != 0; break;

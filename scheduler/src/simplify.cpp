@@ -51,11 +51,6 @@ int64_t euclid_mod(int64_t a, int64_t b) {
     return r;
 }
 
-bool is_const_value(const Expr &e, int64_t v) {
-    auto c = const_of(e);
-    return c && *c == v;
-}
-
 bool is_no_op(const Stmt &s) {
     if (!s.defined()) return true;
     const Evaluate *e = s.as<Evaluate>();
