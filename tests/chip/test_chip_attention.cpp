@@ -14,6 +14,11 @@ struct AttnCase {
     bool causal;
     Type type = Float(32);
 };
+/// How ctest and failure messages name a case.
+void PrintTo(const AttnCase &c, std::ostream *os) {
+    *os << c.heads << " heads, Lq " << c.lq << ", Lk " << c.lk << ", d " << c.d << (c.causal ? ", causal " : " ")
+        << c.type.to_string();
+}
 
 class ChipAttention : public ::testing::TestWithParam<std::tuple<std::string, AttnCase>> {};
 

@@ -10,6 +10,12 @@ struct ConvCase {
     Type type;
     bool bias;
 };
+/// How ctest and failure messages name a case.
+void PrintTo(const ConvCase &c, std::ostream *os) {
+    *os << c.n << "x" << c.c << "x" << c.h << "x" << c.w << " -> " << c.o << " " << c.k << "x" << c.k << " stride "
+        << c.stride << " pad " << c.pad << (c.layout == ops::Layout::NCHW ? " NCHW " : " NHWC ") << c.type.to_string()
+        << (c.bias ? " +bias" : "");
+}
 
 class ChipConv : public ::testing::TestWithParam<std::tuple<std::string, ConvCase>> {};
 

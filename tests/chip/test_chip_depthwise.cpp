@@ -12,6 +12,12 @@ struct DwCase {
     Type type;
     bool bias;
 };
+/// How ctest and failure messages name a case.
+void PrintTo(const DwCase &c, std::ostream *os) {
+    *os << c.n << "x" << c.c << "x" << c.h << "x" << c.w << " " << c.k << "x" << c.k << " stride " << c.stride << " pad "
+        << c.pad << " dilation " << c.dilation << (c.layout == ops::Layout::NCHW ? " NCHW " : " NHWC ")
+        << c.type.to_string() << (c.bias ? " +bias" : "");
+}
 
 class ChipDepthwise : public ::testing::TestWithParam<std::tuple<std::string, DwCase>> {};
 

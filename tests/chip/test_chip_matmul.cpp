@@ -13,6 +13,10 @@ struct MatmulCase {
     int64_t m, n, k;
     Type type;
 };
+/// How ctest and failure messages name a case.
+void PrintTo(const MatmulCase &c, std::ostream *os) {
+    *os << c.m << "x" << c.n << "x" << c.k << " " << c.type.to_string();
+}
 
 class ChipMatmul : public ::testing::TestWithParam<std::tuple<std::string, MatmulCase>> {};
 

@@ -13,6 +13,11 @@ struct RowCase {
     Type type;
     bool gamma = false, beta = false;
 };
+/// How ctest and failure messages name a case.
+void PrintTo(const RowCase &c, std::ostream *os) {
+    for (size_t i = 0; i < c.shape.size(); ++i) *os << (i ? "x" : "") << c.shape[i];
+    *os << " " << c.type.to_string() << (c.gamma ? " +gamma" : "") << (c.beta ? " +beta" : "");
+}
 
 /// fp32 results are held to fp32's tolerance (the VXM computes in fp32, as the reference does);
 /// bf16 results to bf16's.
