@@ -191,26 +191,14 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 in.tiles = {dst, a_acc};
                 e.emit(in, "drain");
             };
-            std::vector<TileRef> temps;
-            auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what,
-                           const std::vector<TileRef> &apart = {}) {
-                TileRef d = e.dst_for(rows, srcs, prefer, what, apart);
-                temps.push_back(d);
-                return d;
-            };
-            // npu-edge's 512 KiB scratchpad: the softmax overwrites the scores in place.
-            auto over = [&](const TileRef &in_place, const std::vector<TileRef> &srcs, int prefer, const char *what,
-                            const std::vector<TileRef> &apart = {}) {
-                if (!e.streaming()) return in_place;
-                return dst(in_place.count, srcs, prefer, what, apart);
-            };
+            BlockTiles block(e);
             // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators.
             for (int64_t kb = 0; kb < k_tiles; ++kb)
                 mm(lw(q_t[size_t(h)][size_t(qb)][size_t(kb)]), acc(0, k_end),
                    VectorEmitter::rows_of(k_t[size_t(h)][size_t(copy * k_tiles + kb)], 0, k_end),
                    kb > 0);
             const TileRef s_t = e.tile(2 * k_end, 0, int(job % 2), "attention scores");
-            temps.push_back(s_t);
+            block.own(s_t);
             drain(s_t, acc(0, k_end), scale);
             // The softmax over keys, one half-block (16 queries) at a time.
             TileRef half[2];
@@ -218,23 +206,23 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 TileRef s = VectorEmitter::rows_of(s_t, hf, k_end, 2);
                 if (op.causal) {
                     const TileRef window = VectorEmitter::rows_of(mask, Lqp - (q0 + hf * kLanes), k_end);
-                    TileRef m = over(s, {window, s}, VectorEmitter::side_of(s), "masked scores");
+                    TileRef m = block.replace(s, {window, s}, VectorEmitter::side_of(s), "masked scores");
                     e.vxm(VxmOp::Select, DType::FP32, DType::FP32, m, {window, s}, lowest, {}, "causal mask");
                     s = m;
                 }
-                TileRef mx = dst(1, {s}, VectorEmitter::other_side(s), "max over keys", {s});
+                TileRef mx = block.fresh(1, {s}, VectorEmitter::other_side(s), "max over keys", {s});
                 e.reduce_rows(VxmOp::Max, DType::FP32, mx, s, "max over keys");
                 const TileRef mb = VectorEmitter::broadcast(mx, k_end);
-                TileRef ex = over(s, {s, mb}, VectorEmitter::side_of(s), "exp");
+                TileRef ex = block.replace(s, {s, mb}, VectorEmitter::side_of(s), "exp");
                 e.vxm(VxmOp::Sub, DType::FP32, DType::FP32, ex, {s, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(s - max)");
-                TileRef sum = dst(1, {ex}, VectorEmitter::other_side(ex), "sum over keys", {ex});
+                TileRef sum = block.fresh(1, {ex}, VectorEmitter::other_side(ex), "sum over keys", {ex});
                 e.reduce_rows(VxmOp::Add, DType::FP32, sum, ex, "sum over keys");
                 const TileRef sb = VectorEmitter::broadcast(sum, k_end);
-                half[hf] = over(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
+                half[hf] = block.replace(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
                 e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
             }
             // Pack the halves into 32 bf16 lanes: lanes 16..31 come from the second half.
-            TileRef shifted = over(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
+            TileRef shifted = block.replace(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
             Instruction sh;
             sh.op = Opcode::SxmShift;
             sh.dtype = DType::BF16;
@@ -242,7 +230,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             sh.imm = double(kLanes);
             sh.tiles = {shifted, half[1]};
             e.emit(sh, "pack probabilities");
-            TileRef p = over(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
+            TileRef p = block.replace(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
             e.vxm(VxmOp::Add, DType::BF16, DType::BF16, p, {half[0], shifted}, std::nullopt, {}, "pack probabilities");
             // Oᵀ = Vᵀ · Pᵀ over the visible key blocks.
             const int64_t blocks = (k_end + ku - 1) / ku;
@@ -250,7 +238,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 mm(lw(VectorEmitter::rows_of(p, kb * ku, std::min(ku, k_end - kb * ku))), acc(Lk, Dv), v_t[size_t(h)][size_t(copy * key_blocks + kb)],
                    kb > 0);
             const TileRef o_t = e.tile(2 * Dv, 1, int(job % 2), "attention output");
-            temps.push_back(o_t);
+            block.own(o_t);
             drain(o_t, acc(Lk, Dv), std::nullopt);
             chipsim::OffchipView ov;
             ov.tensor = "O";
@@ -258,7 +246,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             ov.outer = {{Dv, Lqp * 4}, {2, 64}};
             ov.inner_bytes = 64;
             e.store(ov, o_t, "output block");
-            for (auto &tr : temps) e.retire(tr);
+            block.retire_all();
             if (!preload)
                 for (auto &tr : q_t[size_t(h)][size_t(qb)]) e.retire(tr);
             max_rows = std::max(max_rows, k_end);

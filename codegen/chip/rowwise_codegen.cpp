@@ -100,52 +100,40 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         e.wave_lane(int(b % kWave));
         if (!preload) load_block(b);
         const TileRef X = xt[size_t(b)];
-        std::vector<TileRef> temps{X};
-        auto dst = [&](int64_t rows, const std::vector<TileRef> &srcs, int prefer, const char *what,
-                       const std::vector<TileRef> &apart = {}) {
-            TileRef d = e.dst_for(rows, srcs, prefer, what, apart);
-            temps.push_back(d);
-            return d;
-        };
-        // npu-edge's 512 KiB scratchpad: a value whose source is dead overwrites it in place.
-        auto over = [&](const TileRef &dead, const std::vector<TileRef> &srcs, int prefer, const char *what,
-                        const std::vector<TileRef> &apart = {}) {
-            if (!e.streaming()) return dead;
-            return dst(dead.count, srcs, prefer, what, apart);
-        };
+        BlockTiles block(e, {X});
         TileRef Y;
         if (softmax) {
-            TileRef m = dst(1, {X}, VectorEmitter::other_side(X), "softmax max", {X});
+            TileRef m = block.fresh(1, {X}, VectorEmitter::other_side(X), "softmax max", {X});
             e.reduce_rows(VxmOp::Max, f32, m, X, "row max");
             const TileRef mb = VectorEmitter::broadcast(m, C);
-            TileRef E = over(X, {X, mb}, VectorEmitter::side_of(X), "softmax exp");
+            TileRef E = block.replace(X, {X, mb}, VectorEmitter::side_of(X), "softmax exp");
             e.vxm(VxmOp::Sub, f32, f32, E, {X, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(x - max)");
-            TileRef s = dst(1, {E}, VectorEmitter::other_side(E), "softmax sum", {E});
+            TileRef s = block.fresh(1, {E}, VectorEmitter::other_side(E), "softmax sum", {E});
             e.reduce_rows(VxmOp::Add, f32, s, E, "row sum");
             const TileRef sb = VectorEmitter::broadcast(s, C);
-            Y = over(E, {E, sb}, VectorEmitter::side_of(X), "softmax result");
+            Y = block.replace(E, {E, sb}, VectorEmitter::side_of(X), "softmax result");
             e.vxm(VxmOp::Div, f32, bf16_out ? DType::BF16 : f32, Y, {E, sb}, std::nullopt, {}, "e / sum");
         } else {
             const double eps = op.layernorm->epsilon;
-            TileRef s = dst(1, {X}, VectorEmitter::other_side(X), "layernorm sum");
+            TileRef s = block.fresh(1, {X}, VectorEmitter::other_side(X), "layernorm sum");
             e.reduce_rows(VxmOp::Add, f32, s, X, "row sum");
-            TileRef mean = dst(1, {s}, VectorEmitter::other_side(X), "layernorm mean", {X});
+            TileRef mean = block.fresh(1, {s}, VectorEmitter::other_side(X), "layernorm mean", {X});
             e.vxm(VxmOp::Div, f32, f32, mean, {s}, double(C), {}, "mean");
             const TileRef mb = VectorEmitter::broadcast(mean, C);
             // x - mean twice, one copy per hemisphere, so that the square reads its two operands
             // from different slices (one tile read twice per cycle would be a port conflict).
-            TileRef d0 = dst(C, {X, mb}, VectorEmitter::side_of(mb), "layernorm x - mean");
+            TileRef d0 = block.fresh(C, {X, mb}, VectorEmitter::side_of(mb), "layernorm x - mean");
             e.vxm(VxmOp::Sub, f32, f32, d0, {X, mb}, std::nullopt, {}, "x - mean");
             TileRef d1 = d0;
             if (e.streaming()) {
-                d1 = dst(C, {X, mb}, VectorEmitter::other_side(d0), "layernorm x - mean (copy)", {d0});
+                d1 = block.fresh(C, {X, mb}, VectorEmitter::other_side(d0), "layernorm x - mean (copy)", {d0});
                 e.vxm(VxmOp::Sub, f32, f32, d1, {X, mb}, std::nullopt, {}, "x - mean");
             }
-            TileRef sq = dst(C, {d0, d1}, VectorEmitter::side_of(X), "layernorm square");
+            TileRef sq = block.fresh(C, {d0, d1}, VectorEmitter::side_of(X), "layernorm square");
             e.vxm(VxmOp::Mul, f32, f32, sq, {d0, d1}, std::nullopt, {}, "(x - mean)^2");
-            TileRef v = dst(1, {sq}, VectorEmitter::other_side(sq), "layernorm variance");
+            TileRef v = block.fresh(1, {sq}, VectorEmitter::other_side(sq), "layernorm variance");
             e.reduce_rows(VxmOp::Add, f32, v, sq, "sum of squares");
-            TileRef inv = dst(1, {v}, VectorEmitter::other_side(d0), "layernorm 1/sigma", {d0});
+            TileRef inv = block.fresh(1, {v}, VectorEmitter::other_side(d0), "layernorm 1/sigma", {d0});
             e.vxm(VxmOp::Div, f32, f32, inv, {v}, double(C), {ChainStep{VxmOp::Add, true, eps}, ChainStep{VxmOp::Rsqrt, false, 0}},
                   "rsqrt(var + eps)");
             const TileRef ib = VectorEmitter::broadcast(inv, C);
@@ -155,27 +143,27 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             std::vector<TileRef> next_operand;
             if (has_gamma) next_operand.push_back(gamma);
             else if (has_beta) next_operand.push_back(beta);
-            Y = over(d0, {d0, ib}, after_norm, "layernorm result", next_operand);
+            Y = block.replace(d0, {d0, ib}, after_norm, "layernorm result", next_operand);
             e.vxm(VxmOp::Mul, f32, out_dtype(!has_gamma && !has_beta), Y, {d0, ib}, std::nullopt, {}, "(x - mean) * rsqrt");
             if (has_gamma) {
-                TileRef g = over(Y, {Y, gamma}, has_beta ? VectorEmitter::other_side(beta) : 0, "layernorm * gamma",
+                TileRef g = block.replace(Y, {Y, gamma}, has_beta ? VectorEmitter::other_side(beta) : 0, "layernorm * gamma",
                                  has_beta ? std::vector<TileRef>{beta} : std::vector<TileRef>{});
                 e.vxm(VxmOp::Mul, f32, out_dtype(!has_beta), g, {Y, gamma}, std::nullopt, {}, "* gamma");
                 Y = g;
             }
             if (has_beta) {
-                TileRef bt = over(Y, {Y, beta}, 0, "layernorm + beta");
+                TileRef bt = block.replace(Y, {Y, beta}, 0, "layernorm + beta");
                 e.vxm(VxmOp::Add, f32, out_dtype(true), bt, {Y, beta}, std::nullopt, {}, "+ beta");
                 Y = bt;
             }
         }
         if (bf16_out) { // widen the rounded values back for the fp32 output tensor
-            TileRef w = over(Y, {Y}, VectorEmitter::other_side(Y), "bf16 rounding");
+            TileRef w = block.replace(Y, {Y}, VectorEmitter::other_side(Y), "bf16 rounding");
             e.vxm(VxmOp::Cast, DType::BF16, f32, w, {Y}, std::nullopt, {}, "round to bf16");
             Y = w;
         }
         e.store(block_view("Y", b), Y, "result block");
-        for (auto &tr : temps) e.retire(tr);
+        block.retire_all();
         if (b % kWave == kWave - 1 || b == blocks - 1) e.end_wave();
     }
     cp.program.target = t.name;

@@ -14,6 +14,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bank_allocator.h"
@@ -118,5 +119,39 @@ private:
 /// An off-chip view of `rows` rows of `row_bytes` contiguous bytes, consecutive rows `stride`
 /// bytes apart, starting `offset` bytes into `tensor`.
 chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes);
+
+/// The tiles one block of vector work (a softmax/layernorm block, an attention job) allocates,
+/// handed back together once the block's result is stored.
+class BlockTiles {
+public:
+    explicit BlockTiles(VectorEmitter &e, std::vector<chipsim::TileRef> owned = {}) : e_(e), tiles_(std::move(owned)) {}
+
+    /// A fresh destination (VectorEmitter::dst_for), owned by the block.
+    chipsim::TileRef fresh(int64_t rows, const std::vector<chipsim::TileRef> &srcs, int prefer_side, const std::string &what,
+                           const std::vector<chipsim::TileRef> &apart = {}) {
+        chipsim::TileRef t = e_.dst_for(rows, srcs, prefer_side, what, apart);
+        tiles_.push_back(t);
+        return t;
+    }
+    /// The destination of a value that replaces `dead` (nothing reads it afterwards): `dead` itself
+    /// on npu-edge, whose 512 KiB scratchpad cannot spare a copy; a fresh tile on tsp-mini, where
+    /// an instruction may not read and write one bank in the same cycles.
+    chipsim::TileRef replace(const chipsim::TileRef &dead, const std::vector<chipsim::TileRef> &srcs, int prefer_side,
+                             const std::string &what, const std::vector<chipsim::TileRef> &apart = {}) {
+        if (!e_.streaming()) return dead;
+        return fresh(dead.count, srcs, prefer_side, what, apart);
+    }
+    /// A tile allocated elsewhere that the block hands back with its own.
+    void own(const chipsim::TileRef &t) { tiles_.push_back(t); }
+    /// Retires every tile of the block (VectorEmitter::retire), in allocation order.
+    void retire_all() {
+        for (const auto &t : tiles_) e_.retire(t);
+        tiles_.clear();
+    }
+
+private:
+    VectorEmitter &e_;
+    std::vector<chipsim::TileRef> tiles_;
+};
 
 } // namespace tessera::internal::chip
