@@ -25,6 +25,10 @@ const std::vector<OpSpec> &specs() {
           {"layout", "nchw"}, {"dtype", "fp32"}}},
         {"softmax", "softmax over the last axis of x[rows, cols]", {{"rows", "256"}, {"cols", "1024"}, {"dtype", "fp32"}}},
         {"layernorm", "layer normalisation over the last axis of x[rows, cols]", {{"rows", "256"}, {"cols", "1024"}, {"dtype", "fp32"}}},
+        {"transpose", "x[batch, rows, cols] -> [batch, cols, rows] (the chips: SXM transposes)",
+         {{"batch", "1"}, {"rows", "256"}, {"cols", "256"}, {"dtype", "fp32"}}},
+        {"nchw_to_nhwc", "reformat an image x[N, C, H, W] into [N, H, W, C] (the chips: SXM transposes)",
+         {{"N", "1"}, {"C", "64"}, {"H", "56"}, {"W", "56"}, {"dtype", "fp32"}}},
         {"attention", "softmax(Q·Kᵀ/√D)·V with Q, K, V [heads, L, D]; causal=1 masks keys after the query",
          {{"heads", "4"}, {"L", "128"}, {"D", "64"}, {"causal", "0"}, {"dtype", "fp32"}}},
     };
@@ -139,6 +143,18 @@ OpInstance build_op(const std::string &op, const std::vector<std::string> &key_v
         inst.bindings = {{X, random_buffer(inst.dtype, {R, Cn}, seed)}};
         inst.flops = (op == "softmax" ? 5.0 : 8.0) * R * Cn;
         inst.reduction_length = Cn;
+    } else if (op == "transpose" || op == "nchw_to_nhwc") {
+        const bool image = op == "nchw_to_nhwc";
+        const std::vector<int64_t> in_shape = image ? std::vector<int64_t>{size("N"), size("C"), size("H"), size("W")}
+                                                    : std::vector<int64_t>{size("batch"), size("rows"), size("cols")};
+        std::vector<Expr> in_e;
+        for (int64_t v : in_shape) in_e.push_back(e(v));
+        Input X(inst.dtype, in_e, "X");
+        ops::Tensor y = image ? ops::permute(X, {0, 2, 3, 1}) : ops::transpose(X);
+        inst.pipeline = Pipeline(y.func());
+        inst.output_shapes = {y.concrete_shape()};
+        inst.bindings = {{X, random_buffer(inst.dtype, in_shape, seed)}};
+        inst.flops = 0; // pure data movement
     } else if (op == "attention") {
         const int64_t Hh = size("heads"), L = size("L"), D = size("D");
         Input Q(inst.dtype, {e(Hh), e(L), e(D)}, "Q"), Kt(inst.dtype, {e(Hh), e(L), e(D)}, "K"), V(inst.dtype, {e(Hh), e(L), e(D)}, "V");
@@ -163,7 +179,7 @@ void apply_host_library_schedule(const OpInstance &op) {
     } else if (op.op == "conv2d" || op.op == "depthwise_conv2d") {
         host_schedules::conv2d(op.pipeline, op.params.at("layout") == "nhwc", z.at("O"), z.at("OH"), z.at("OW"),
                                op.op == "depthwise_conv2d" || (z.count("groups") && z.at("groups") > 1));
-    } else {
+    } else if (op.op != "transpose" && op.op != "nchw_to_nhwc") { // data movement keeps the default schedule
         host_schedules::rowwise(op.pipeline);
     }
 }

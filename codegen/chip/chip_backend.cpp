@@ -385,6 +385,20 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
 
 namespace {
 
+/// The host dtype of a chip tensor's values.
+Type host_type(chipsim::DType dt) {
+    switch (dt) {
+    case chipsim::DType::Int8: return Int(8);
+    case chipsim::DType::UInt8: return UInt(8);
+    case chipsim::DType::Int16: return Int(16);
+    case chipsim::DType::Int32: return Int(32);
+    case chipsim::DType::BF16: return BFloat(16);
+    case chipsim::DType::FP16: return Float(16);
+    case chipsim::DType::FP32: return Float(32);
+    }
+    return Float(32);
+}
+
 /// Row-major strides of a shape.
 std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
     std::vector<int64_t> s(shape.size(), 1);
@@ -483,7 +497,7 @@ ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const Ch
         Func f;
         (void)f;
         const chipsim::TensorDecl *decl = cp.program.tensor(mp->tensor);
-        Type type = decl->dtype == chipsim::DType::Int32 ? Int(32) : Float(32);
+        const Type type = host_type(decl->dtype);
         Buffer<> out(type, mp->source_shape);
         if (options.functional) {
             const chipsim::TensorData &td = sim.outputs.at(mp->tensor);

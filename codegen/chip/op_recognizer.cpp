@@ -1,6 +1,7 @@
 // Recognition of library ops by reconstruction (op_recognizer.h).
 #include "op_recognizer.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -231,6 +232,27 @@ std::optional<VectorOp> recognize_depthwise(const Func &out) {
     return std::nullopt;
 }
 
+/// A single pure Func that reads one Input at a permutation of its own Vars: ops::permute's
+/// (and ops::transpose's) form, out(v0, .., vn) = x(v_perm⁻¹...).
+std::optional<VectorOp> recognize_permute(const Func &out) {
+    const FunctionContents &f = *out.contents();
+    if (!f.updates.empty() || !f.init.defined()) return std::nullopt;
+    const Call *c = f.init.value.as<Call>();
+    if (!c || c->call_type != CallType::Input || c->args.size() != f.args.size() || f.args.size() < 2) return std::nullopt;
+    std::vector<int> perm(f.args.size(), -1);
+    for (size_t d = 0; d < c->args.size(); ++d) {
+        const Variable *var = c->args[d].as<Variable>();
+        if (!var) return std::nullopt;
+        auto it = std::find(f.args.begin(), f.args.end(), var->name);
+        if (it == f.args.end() || perm[size_t(it - f.args.begin())] >= 0) return std::nullopt;
+        perm[size_t(it - f.args.begin())] = int(d); // output dimension k reads input dimension d
+    }
+    VectorOp v;
+    v.kind = VectorOp::Kind::Permute;
+    v.permute = PermuteOp{Input(c->input), perm};
+    return v;
+}
+
 } // namespace
 
 bool same_algorithm(const Func &a, const Func &b) {
@@ -261,6 +283,7 @@ std::optional<VectorOp> recognize_vector_op(const Pipeline &p) {
         if (auto v = recognize_layernorm(out, inputs)) return v;
         unsupported("layernorm", name, "its Funcs differ from ops::layernorm's");
     }
+    if (auto v = recognize_permute(out)) return v;
     return recognize_depthwise(out);
 }
 

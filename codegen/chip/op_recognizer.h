@@ -1,7 +1,7 @@
 #pragma once
 // Recognises the operator-library pipelines that the chip backend compiles with hand-written
-// VXM (and MXM) kernels rather than through the GEMM matcher: softmax, layernorm, depthwise
-// conv2d and scaled dot-product attention.
+// VXM, SXM (and MXM) kernels rather than through the GEMM matcher: softmax, layernorm, depthwise
+// conv2d, scaled dot-product attention and permutations (transpose, NCHW <-> NHWC).
 //
 // A pipeline is recognised by reconstruction: the candidate's parameters (Inputs, axis,
 // epsilon, scale, causal, window) are read off its Funcs, the op is rebuilt with tessera::ops
@@ -11,6 +11,7 @@
 // or the specific error below when its Funcs carry the op's names).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tessera/func.h"
 
@@ -43,13 +44,20 @@ struct AttentionOp {
     double scale = 1.0;
 };
 
+/// ops::permute / ops::transpose: output dimension d is input dimension perm[d].
+struct PermuteOp {
+    Input x;
+    std::vector<int> perm;
+};
+
 /// What recognize_vector_op found.
 struct VectorOp {
-    enum class Kind { Softmax, Layernorm, DepthwiseConv, Attention } kind = Kind::Softmax;
+    enum class Kind { Softmax, Layernorm, DepthwiseConv, Attention, Permute } kind = Kind::Softmax;
     std::optional<SoftmaxOp> softmax;
     std::optional<LayernormOp> layernorm;
     std::optional<DepthwiseConvOp> depthwise;
     std::optional<AttentionOp> attention;
+    std::optional<PermuteOp> permute;
 };
 
 /// The op `p` computes, or nullopt when it is none of them (then the GEMM matcher decides).

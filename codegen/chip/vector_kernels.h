@@ -6,7 +6,9 @@
 // - softmax / layernorm (rowwise_codegen.cpp): VXM only, 16 rows per vector (one per lane).
 // - depthwise conv2d (depthwise_codegen.cpp): VXM multiply-adds per filter tap.
 // - attention (attention_codegen.cpp): MXM, VXM softmax, MXM.
+// - permute / transpose (layout_codegen.cpp): SXM transposes between strided DMA loads and stores.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "op_recognizer.h"
@@ -26,5 +28,9 @@ void check_vector_op_schedule(const Pipeline &p, const VectorOp &op);
 void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape);
 void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::vector<int64_t> &output_shape);
 void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &output_shape);
+void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &output_shape);
+
+/// The chip dtype that holds values of `t` unchanged; throws tessera::Error naming `what`.
+chipsim::DType chip_storage_dtype(Type t, const std::string &what);
 
 } // namespace tessera::internal::chip

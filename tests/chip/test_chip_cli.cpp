@@ -50,6 +50,13 @@ TEST(ChipCli, RunVectorOpsJson) {
         expect_verified_json(args, 0.1);
 }
 
+TEST(ChipCli, RunLayoutChangesJson) {
+    // On-chip layout changes move values: bit-exact.
+    for (const std::string args : {"run transpose batch=2 rows=70 cols=45 dtype=int8 --target tsp-mini --json",
+                                   "run nchw_to_nhwc N=1 C=20 H=7 W=9 dtype=bf16 --target npu-edge --json"})
+        expect_verified_json(args, 1e-30);
+}
+
 TEST(ChipCli, UnsupportedOpSaysWhy) {
     int status = 0;
     const std::string out = run("run conv2d N=1 C=16 H=8 W=8 O=16 groups=2 dtype=int8 --target tsp-mini", status);

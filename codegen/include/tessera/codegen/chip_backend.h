@@ -38,6 +38,9 @@
 // - ops::scaled_dot_product_attention (causal or not) on [heads, L, D]: Kᵀ·... scores on the
 //   MXM (keys as accumulator rows), the softmax over keys on the VXM, the product with V on the
 //   MXM; Q, K, V are rounded to bf16 on their way in, as for matmul.
+// - ops::transpose and ops::permute that change the innermost dimension ([.., M, N] -> [.., N, M],
+//   NCHW <-> NHWC, ...) as SXM transposes of 64-byte-lane blocks between strided DMA loads and
+//   stores: the layout change happens on chip, in any dtype, bit-exact.
 // - Inputs are brought into the chip's layout (zero-padded to the MXM shape, cast to the
 //   chip's dtype) on the host side of the link; outputs are cropped back.
 #include <cstdint>

@@ -1,0 +1,139 @@
+// Layout changes on chip (vector_kernels.h): ops::transpose and ops::permute whose innermost
+// dimension changes — [.., M, N] → [.., N, M], NCHW ↔ NHWC, any permutation — as SXM transposes.
+//
+// Let u be the input dimension that becomes the output's innermost one and v the input's own
+// innermost dimension. The input comes onto the chip in its own layout (u and v padded to the
+// lane count L = 64 bytes / element size); for every combination of the other dimensions and
+// every L-wide chunk of v, a tile of rows (one per u index, a row = that chunk of v) is loaded,
+// and one sxm.transpose turns each L×L block of it into L rows of the output — a row per v
+// index, its lanes running along u, which is the output's innermost dimension. The store
+// scatters those rows to the output's layout with a 2-D strided view. No element is moved by
+// the host beyond the zero padding of u and v.
+//
+// Rows per transposed strip are capped (256 by default) so that loads, transposes and stores
+// of different strips overlap in the list scheduler, and tiles stay inside a bank.
+#include <algorithm>
+#include <numeric>
+
+#include "program_tensors.h"
+#include "vector_emitter.h"
+#include "vector_kernels.h"
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+
+namespace tessera::internal::chip {
+
+namespace {
+
+using chipsim::DType;
+using chipsim::TileRef;
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+/// Row-major strides (in elements) of a shape.
+std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int d = int(shape.size()) - 2; d >= 0; --d) s[size_t(d)] = s[size_t(d + 1)] * shape[size_t(d + 1)];
+    return s;
+}
+
+} // namespace
+
+DType chip_storage_dtype(Type t, const std::string &what) {
+    if (t == Int(8)) return DType::Int8;
+    if (t == UInt(8)) return DType::UInt8;
+    if (t == Int(16)) return DType::Int16;
+    if (t == Int(32)) return DType::Int32;
+    if (t == BFloat(16)) return DType::BF16;
+    if (t == Float(16)) return DType::FP16;
+    if (t == Float(32)) return DType::FP32;
+    throw Error("chip backend: " + what + " has dtype " + t.to_string() +
+                "; chip memories hold int8, uint8, int16, int32, bf16, fp16 and fp32");
+}
+
+void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &shape) {
+    const chipsim::Target &t = cp.target;
+    const std::vector<int64_t> xs = constant_shape(op.x);
+    const int rank = int(xs.size());
+    const DType dt = chip_storage_dtype(op.x.type(), "Input " + op.x.name());
+    const int64_t es = chipsim::dtype_bytes(dt), L = t.vector_bytes / es;
+    const int v = rank - 1, u = op.perm.back();
+    if (u == v)
+        throw Error("chip backend: " + cp.outputs.at(0) + " keeps the innermost dimension of " + op.x.name() +
+                    " in place; only permutations that change it (a transpose of rows and columns) run on the SXM");
+    // The padded extents, in the input's dimension order; both layouts use them.
+    std::vector<int64_t> ext = xs;
+    ext[size_t(u)] = round_up(xs[size_t(u)], L);
+    ext[size_t(v)] = round_up(xs[size_t(v)], L);
+    std::vector<int64_t> out_ext;
+    for (int d : op.perm) out_ext.push_back(ext[size_t(d)]);
+    const std::vector<int64_t> x_stride = strides_of(ext), out_stride_by_pos = strides_of(out_ext);
+    std::vector<int64_t> y_stride(xs.size()); // the output's stride of each input dimension
+    for (int k = 0; k < rank; ++k) y_stride[size_t(op.perm[size_t(k)])] = out_stride_by_pos[size_t(k)];
+    std::vector<int> x_dims(xs.size()), y_dims(xs.size());
+    std::iota(x_dims.begin(), x_dims.end(), 0);
+    std::iota(y_dims.begin(), y_dims.end(), 0);
+    declare(cp, "X", op.x.name(), dt, ext, xs, x_dims, {}, false);
+    declare(cp, "Y", cp.outputs.at(0), dt, out_ext, shape, y_dims, {}, true);
+
+    chipsim::TimingModel model(t);
+    VectorEmitter e(model);
+    const int64_t strip = std::min<int64_t>(round_up(std::min<int64_t>(256, ext[size_t(u)]), L), e.max_tile_rows() / L * L);
+    // The other dimensions, iterated in the input's order.
+    std::vector<int> others;
+    for (int d = 0; d < rank; ++d)
+        if (d != u && d != v) others.push_back(d);
+    int64_t combos = 1;
+    for (int d : others) combos *= ext[size_t(d)];
+    const int64_t chunks = ext[size_t(v)] / L;
+    int64_t transposes = 0, lane = 0;
+    constexpr int kWave = 8;
+    for (int64_t c = 0; c < combos; ++c) {
+        int64_t x_base = 0, y_base = 0, rest = c;
+        for (auto it = others.rbegin(); it != others.rend(); ++it) {
+            const int64_t i = rest % ext[size_t(*it)];
+            rest /= ext[size_t(*it)];
+            x_base += i * x_stride[size_t(*it)];
+            y_base += i * y_stride[size_t(*it)];
+        }
+        for (int64_t chunk = 0; chunk < chunks; ++chunk)
+            for (int64_t u0 = 0; u0 < ext[size_t(u)]; u0 += strip) {
+                const int64_t rows = std::min(strip, ext[size_t(u)] - u0);
+                if (lane % kWave == 0) e.begin_wave();
+                e.wave_lane(int(lane % kWave));
+                // Rows u0.. of the chunk: one u index per row, L consecutive v indices per row.
+                const TileRef in = e.tile_anywhere(rows, int(lane % 2), "a strip of " + op.x.name());
+                e.load(in, strided_rows("X", (x_base + u0 * x_stride[size_t(u)] + chunk * L) * es, rows, x_stride[size_t(u)] * es,
+                                        t.vector_bytes),
+                       op.x.name() + " strip");
+                const TileRef tr = e.dst_for(rows, {in}, VectorEmitter::side_of(in), "transposed strip");
+                chipsim::Instruction sx;
+                sx.op = chipsim::Opcode::SxmTranspose;
+                sx.dtype = dt;
+                sx.tiles = {tr, in};
+                e.emit(sx, "transpose " + std::to_string(rows / L) + " blocks");
+                // Row (b, j) of the result: v index chunk·L + j, lanes u0 + b·L ..: output row
+                // offset (chunk·L + j)·stride(v) + u0 + b·L, u being the output's innermost dim.
+                chipsim::OffchipView yv;
+                yv.tensor = "Y";
+                yv.offset = (y_base + chunk * L * y_stride[size_t(v)] + u0) * es;
+                yv.outer = {{rows / L, L * es}, {L, y_stride[size_t(v)] * es}};
+                yv.inner_bytes = t.vector_bytes;
+                e.store(yv, tr, "transposed strip");
+                e.retire(in);
+                e.retire(tr);
+                ++transposes;
+                if (++lane % kWave == 0) e.end_wave();
+            }
+    }
+    if (lane % kWave != 0) e.end_wave();
+    cp.program.target = t.name;
+    cp.program.instructions = e.schedule();
+    std::string perm;
+    for (int d : op.perm) perm += (perm.empty() ? "" : ",") + std::to_string(d);
+    cp.summary += "permute {" + perm + "} on the SXM: " + std::to_string(transposes) + " sxm.transpose of up to " +
+                  std::to_string(strip / L) + " blocks of " + std::to_string(L) + "x" + std::to_string(L) + " " +
+                  chipsim::dtype_name(dt) + ", strided DMA in and out\n";
+}
+
+} // namespace tessera::internal::chip

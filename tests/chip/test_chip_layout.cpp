@@ -1,0 +1,79 @@
+// Layout changes on chip: ops::transpose and ops::permute (NCHW <-> NHWC, batched transposes)
+// as SXM transposes between strided DMA loads and stores, on both chips, against the reference
+// (a permutation moves values, so every dtype must come back bit-exact); odd extents exercise
+// the padding of the two transposed dimensions.
+#include "chip_test_util.h"
+
+#include <tessera/chipsim/assembler.h>
+
+namespace tessera {
+namespace {
+
+struct PermCase {
+    std::vector<int64_t> shape;
+    std::vector<int> perm; ///< Empty: ops::transpose.
+    Type type;
+};
+/// How ctest and failure messages name a case.
+void PrintTo(const PermCase &c, std::ostream *os) {
+    for (size_t i = 0; i < c.shape.size(); ++i) *os << (i ? "x" : "") << c.shape[i];
+    *os << " perm";
+    if (c.perm.empty()) *os << " transpose";
+    for (int d : c.perm) *os << " " << d;
+    *os << " " << c.type.to_string();
+}
+
+class ChipPermute : public ::testing::TestWithParam<std::tuple<std::string, PermCase>> {};
+
+TEST_P(ChipPermute, MovesEveryValueExactly) {
+    const auto &[chip, pc] = GetParam();
+    Input X(pc.type, test::extents(pc.shape), "X");
+    ops::Tensor y = pc.perm.empty() ? ops::transpose(X) : ops::permute(X, pc.perm);
+    const std::vector<int64_t> shape = y.concrete_shape();
+    Bindings bind{{X, test::random_buffer(pc.type, pc.shape, 51)}};
+    const Buffer<> ref = Pipeline(y).realize({shape}, bind, Target::reference())[0];
+    ChipResult r = realize_on_chip(Pipeline(y), {shape}, bind, Target::named(chip));
+    const Comparison c = compare(r.outputs.at(0), ref, Tolerance{});
+    EXPECT_TRUE(c.equal) << chip << ": " << c.message;
+    EXPECT_EQ(r.outputs.at(0).type(), pc.type) << "a permutation keeps the dtype";
+    EXPECT_NE(r.program.summary.find("on the SXM"), std::string::npos) << r.program.summary;
+    EXPECT_NE(r.program.assembly.find("sxm.transpose"), std::string::npos);
+    EXPECT_EQ(r.report.macs, 0);
+    EXPECT_GT(r.report.cycles, 0);
+    EXPECT_EQ(chipsim::assemble(r.program.assembly), r.program.program);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, ChipPermute,
+    ::testing::Combine(::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                       ::testing::Values(PermCase{{37, 29}, {}, Float(32)}, PermCase{{70, 130}, {}, Int(8)},
+                                         PermCase{{3, 33, 40}, {}, BFloat(16)},
+                                         PermCase{{2, 5, 7, 9}, {0, 2, 3, 1}, Int(8)},      // NCHW -> NHWC
+                                         PermCase{{1, 6, 5, 20}, {0, 3, 1, 2}, BFloat(16)}, // NHWC -> NCHW
+                                         PermCase{{300, 18}, {1, 0}, Int(32)},              // more rows than one strip
+                                         PermCase{{4, 3, 17}, {2, 0, 1}, Float(32)})),
+    [](const auto &info) {
+        const PermCase &c = std::get<1>(info.param);
+        std::string s = std::get<0>(info.param);
+        for (auto v : c.shape) s += "_" + std::to_string(v);
+        s += c.perm.empty() ? "_t" : "_p";
+        for (int d : c.perm) s += std::to_string(d);
+        return test::test_name(s + "_" + c.type.to_string());
+    });
+
+TEST(ChipPermuteErrors, KeepingTheInnermostDimensionIsRejectedWithTheReason) {
+    Input X(Float(32), {4, 6, 8}, "X");
+    ops::Tensor y = ops::permute(X, {1, 0, 2});
+    for (const char *chip : {"tsp-mini", "npu-edge"})
+        test::expect_chip_error(Pipeline(y), {6, 4, 8}, chip, "keeps the innermost dimension");
+}
+
+TEST(ChipPermuteErrors, AnExplicitBankIsRejected) {
+    Input X(Float(32), {16, 16}, "X");
+    Func y = ops::transpose(X);
+    y.store_in(MemoryKind::MEM, 3);
+    test::expect_chip_error(Pipeline(y), {16, 16}, "tsp-mini", "places its own tiles");
+}
+
+} // namespace
+} // namespace tessera
