@@ -277,6 +277,7 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     internal::check_realize_request(pipeline, output_shapes);
     ChipProgram cp;
     cp.target = chip_target_description(target);
+    for (const Func &o : pipeline.outputs()) cp.output_types.push_back(o.type());
     const chipsim::Target &t = cp.target;
     if (auto v = internal::chip::recognize_vector_op(pipeline)) {
         internal::chip::check_vector_op_schedule(pipeline, *v);
@@ -497,7 +498,9 @@ ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const Ch
         Func f;
         (void)f;
         const chipsim::TensorDecl *decl = cp.program.tensor(mp->tensor);
-        const Type type = host_type(decl->dtype);
+        // The pipeline's dtype when known (a requantised int8 result travels in int32 lanes,
+        // every value in range by construction), else the chip tensor's own.
+        const Type type = o < cp.output_types.size() ? cp.output_types[o] : host_type(decl->dtype);
         Buffer<> out(type, mp->source_shape);
         if (options.functional) {
             const chipsim::TensorData &td = sim.outputs.at(mp->tensor);

@@ -1,7 +1,9 @@
 // Epilogue Expr -> vxm instructions (vector_epilogue.h).
 #include "vector_epilogue.h"
 
+#include <cmath>
 #include <optional>
+#include <set>
 
 #include "tessera/error.h"
 #include "tessera/ir_operator.h"
@@ -14,12 +16,24 @@ namespace {
 using chipsim::DType;
 using chipsim::VxmOp;
 
-/// A value during compilation: a constant or a tile (value id) of a dtype.
+/// A value during compilation: a constant or a tile (value id) of a dtype, with what is known
+/// about it: bounds (from clamps, ReLU) and whether a float holds only integers (after round).
 struct Val {
     std::optional<double> constant;
     int id = -1;
     DType dtype = DType::FP32;
+    std::optional<double> lo, hi;
+    bool integral = false;
+    int int32_source = -1; ///< An int32 tile holding the same (integral) values, or -1.
 };
+
+/// The range of values an integer type holds (the types a requantised result narrows to).
+std::optional<std::pair<double, double>> int_range(Type t) {
+    if (!t.is_int() && !t.is_uint()) return std::nullopt;
+    if (t.bits() >= 32) return std::nullopt;
+    const double span = std::ldexp(1.0, t.bits());
+    return t.is_uint() ? std::make_pair(0.0, span - 1) : std::make_pair(-span / 2, span / 2 - 1);
+}
 
 class EpilogueCompiler {
 public:
@@ -32,6 +46,7 @@ public:
         if (v.dtype != want) v = convert(v, want);
         p_.result = v.id;
         p_.out_dtype = v.dtype;
+        drop_dead_steps();
         renumber();
         fuse_chains();
         return p_;
@@ -46,8 +61,11 @@ private:
     DType dtype_of(Type t, const Expr &e) const {
         if (t == Int(32)) return DType::Int32;
         if (t == Float(32)) return DType::FP32;
+        // A requantised result (int8, int16, uint8) is computed and stored in int32 lanes; the
+        // narrowing cast is checked to keep every value (casts below), so widening it back is exact.
+        if (int_range(t)) return DType::Int32;
         fail(e, "its values are " + t.to_string() +
-                    "; the VXM epilogue computes and stores int32 or fp32 (the accumulator types)");
+                    "; the VXM epilogue computes in int32 or fp32 (the accumulator types) and narrows to int8/int16/uint8");
     }
 
     int new_value() { return p_.num_values++; }
@@ -112,13 +130,22 @@ private:
             Val v = compile(c->value);
             const DType t = dtype_of(c->type, e);
             if (v.constant) return Val{v.constant};
-            if (chipsim::dtype_is_float(v.dtype) && !chipsim::dtype_is_float(t))
-                fail(e, "a float -> integer cast truncates in Tessera but the VXM rounds to nearest; "
-                        "round explicitly on the host or keep the epilogue in float");
-            return convert(v, t);
+            if (chipsim::dtype_is_float(v.dtype) && !chipsim::dtype_is_float(t) && !v.integral)
+                fail(e, "a float -> integer cast truncates in Tessera but the VXM rounds to nearest; round first "
+                        "(round(x), then the cast is exact) or keep the epilogue in float");
+            if (auto range = int_range(c->type); range && !(v.lo && v.hi && *v.lo >= range->first && *v.hi <= range->second))
+                fail(e, "narrowing to " + c->type.to_string() + " wraps values outside [" + std::to_string(int64_t(range->first)) +
+                            ", " + std::to_string(int64_t(range->second)) + "]; clamp into that range first "
+                            "(requantise: cast<int8>(clamp(round(x * scale), -128, 127)))");
+            Val r = v.int32_source >= 0 && t == DType::Int32 ? Val{std::nullopt, v.int32_source, DType::Int32} : convert(v, t);
+            r.lo = v.lo;
+            r.hi = v.hi;
+            r.integral = true;
+            return r;
         }
         if (const Call *call = e.as<Call>()) {
             if (call->call_type == CallType::Input) return operand(call, e, dtype_of(call->type, e));
+            if (call->call_type == CallType::Intrinsic && call->intrinsic == Intrinsic::Round) return round(e, call->args[0], {});
             if (call->call_type == CallType::Intrinsic) {
                 const DType t = dtype_of(e.type(), e);
                 Val x = convert(compile(call->args[0]), t);
@@ -149,11 +176,14 @@ private:
                 fail(e, "integer division rounds towards negative infinity in Tessera, the VXM truncates");
             return binary(VxmOp::Div, e, o->a, o->b, false);
         }
-        if (const Min *o = e.as<Min>()) return binary(VxmOp::Min, e, o->a, o->b, true);
+        if (e.as<Min>() || e.as<Max>()) {
+            if (auto r = clamped_round(e)) return *r;
+        }
+        if (const Min *o = e.as<Min>()) return bounded(binary(VxmOp::Min, e, o->a, o->b, true), o->b, false);
         if (const Max *o = e.as<Max>()) {
             if (auto c = as_const_float(o->b); (c && *c == 0.0)) return relu(e, o->a);
             if (auto c = as_const_int(o->b); (c && *c == 0)) return relu(e, o->a);
-            return binary(VxmOp::Max, e, o->a, o->b, true);
+            return bounded(binary(VxmOp::Max, e, o->a, o->b, true), o->b, true);
         }
         fail(e, "this operation has no VXM form (supported: + - * / min max exp tanh rsqrt sigmoid casts)");
     }
@@ -161,7 +191,87 @@ private:
     Val relu(const Expr &e, const Expr &x) {
         const DType t = dtype_of(e.type(), e);
         Val v = convert(compile(x), t);
-        return emit(VxmOp::Relu, t, t, {v});
+        Val r = emit(VxmOp::Relu, t, t, {v});
+        r.lo = 0.0;
+        r.hi = v.hi;
+        r.integral = v.integral;
+        return r;
+    }
+
+    static std::optional<double> constant_of(const Expr &e) {
+        if (const Cast *c = e.as<Cast>()) return constant_of(c->value); // clamp's bounds take the value's type
+        if (auto i = as_const_int(e)) return double(*i);
+        if (auto f = as_const_float(e)) return *f;
+        return std::nullopt;
+    }
+
+    /// min(x, c) / max(x, c) with a constant c: what is known about x, bounded by c.
+    static Val bounded(Val r, const Expr &bound, bool is_max) {
+        const std::optional<double> c = constant_of(bound);
+        if (!c) {
+            r.lo = r.hi = std::nullopt;
+            r.integral = false;
+            return r;
+        }
+        if (is_max) r.lo = r.lo ? std::max(*r.lo, *c) : *c;
+        else r.hi = r.hi ? std::min(*r.hi, *c) : *c;
+        r.integral = r.integral && std::floor(*c) == *c;
+        return r;
+    }
+
+    /// round(y) clamped by min/max with integer constants (a requantise): computed as
+    /// round(clamp(y)), equal for integer bounds, so the rounding cast never sees a value beyond
+    /// int32. A bare round(y) keeps y's own bounds, and must have some.
+    std::optional<Val> clamped_round(const Expr &e) {
+        std::vector<std::pair<bool, double>> clamps; // outermost first: (is_max, bound)
+        Expr x = e;
+        while (true) {
+            const Min *mn = x.as<Min>();
+            const Max *mx = x.as<Max>();
+            const Expr *inner = mn ? &mn->a : mx ? &mx->a : nullptr;
+            const std::optional<double> c = mn ? constant_of(mn->b) : mx ? constant_of(mx->b) : std::nullopt;
+            if (!inner || !c || std::floor(*c) != *c) return std::nullopt;
+            clamps.emplace_back(mx != nullptr, *c);
+            x = *inner;
+            const Call *call = x.as<Call>();
+            if (call && call->call_type == CallType::Intrinsic && call->intrinsic == Intrinsic::Round)
+                return round(x, call->args[0], clamps);
+        }
+    }
+
+    Val round(const Expr &e, const Expr &arg, const std::vector<std::pair<bool, double>> &clamps) {
+        const DType t = dtype_of(e.type(), e);
+        if (!chipsim::dtype_is_float(t)) fail(e, "round of an integer");
+        Val y = convert(compile(arg), t);
+        if (y.constant) fail(e, "round of a constant should have been folded");
+        for (auto it = clamps.rbegin(); it != clamps.rend(); ++it) {
+            Val c = emit(it->first ? VxmOp::Max : VxmOp::Min, t, t, {y}, it->second);
+            c.lo = it->first ? (y.lo ? std::max(*y.lo, it->second) : it->second) : y.lo;
+            c.hi = it->first ? y.hi : (y.hi ? std::min(*y.hi, it->second) : it->second);
+            y = c;
+        }
+        const double limit = 2147483520.0; // the largest fp32 below 2^31
+        if (!y.lo || !y.hi || *y.lo < -limit || *y.hi > limit)
+            fail(e, "round(x) is computed by the VXM's float -> int32 cast, which holds |x| < 2^31 only; clamp the "
+                    "rounded value with integer bounds (clamp(round(x), lo, hi)) so it stays in range");
+        // float -> int32 rounds half to even (as the reference's nearbyint); the value stays an
+        // int32 tile, converted back to float only if a float operation reads it.
+        Val r = emit(VxmOp::Cast, t, DType::Int32, {y});
+        r.lo = y.lo;
+        r.hi = y.hi;
+        r.integral = true;
+        Val f = convert_keeping(r, t);
+        f.int32_source = r.id;
+        return f;
+    }
+
+    /// convert() that keeps what is known about the value.
+    Val convert_keeping(const Val &v, DType to) {
+        Val r = convert(v, to);
+        r.lo = v.lo;
+        r.hi = v.hi;
+        r.integral = v.integral;
+        return r;
     }
 
     Val operand(const Call *call, const Expr &e, DType dtype) {
@@ -174,6 +284,19 @@ private:
                 return Val{std::nullopt, -int(i) - 1, dtype};
         p_.operands.push_back({src, dtype});
         return Val{std::nullopt, -int(p_.operands.size()), dtype};
+    }
+
+    /// Removes steps whose value nothing reads (a float copy of a rounded value that only an
+    /// integer cast used, which reads the int32 tile instead).
+    void drop_dead_steps() {
+        std::set<int> live{p_.result};
+        std::vector<VectorStep> kept;
+        for (auto it = p_.steps.rbegin(); it != p_.steps.rend(); ++it) {
+            if (!live.count(it->dst)) continue;
+            live.insert(it->srcs.begin(), it->srcs.end());
+            kept.push_back(*it);
+        }
+        p_.steps.assign(kept.rbegin(), kept.rend());
     }
 
     /// Final numbering: 0 the accumulator, 1..n the operands (negative while compiling), then

@@ -13,6 +13,8 @@
 #include "chip_test_util.h"
 #include "differential_cases.h"
 
+#include <tessera/ir_operator.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -45,6 +47,15 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
                            {B, random_buffer(BFloat(16), {50, 40}, 4)},
                            {bias, random_buffer(Float(32), {40}, 5)}},
                           bf16_operands(50)};
+    });
+    cases.push_back([] {
+        Input A(Int(8), {33, 64}, "A"), B(Int(8), {64, 20}, "B");
+        Func acc = ops::matmul(A, B);
+        Func q("requantised");
+        Var i("i"), j("j");
+        q(i, j) = cast(Int(8), clamp(round(cast(Float(32), acc(i, j)) * 0.3f), -128, 127));
+        return ChipOpCase{"matmul_requantise_i8", q, {33, 20},
+                          {{A, random_buffer(Int(8), {33, 64}, 21)}, {B, random_buffer(Int(8), {64, 20}, 22)}}, Tolerance{}};
     });
     cases.push_back([] {
         Input A(BFloat(16), {3, 17, 24}, "A"), B(BFloat(16), {3, 24, 33}, "B");

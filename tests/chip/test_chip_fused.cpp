@@ -1,6 +1,8 @@
 // Matmul with fused VXM epilogues (bias add, ReLU, GELU) and batched matmul, on both chips.
 #include "chip_test_util.h"
 
+#include <tessera/ir_operator.h>
+
 namespace tessera {
 namespace {
 
@@ -31,6 +33,45 @@ TEST_P(ChipFused, Bf16MatmulBiasGelu) {
     c.fill_random(6);
     ChipResult r = expect_matches_reference(Pipeline(out), {64, 96}, {{A, a}, {B, b}, {bias, c}}, chip, BFloat(16), 64);
     EXPECT_NE(r.program.assembly.find("tanh"), std::string::npos);
+}
+
+TEST_P(ChipFused, Int8MatmulRequantisedToInt8) {
+    // int32 accumulator + bias, scaled in fp32, rounded half to even, clamped into int8: the
+    // requantise step of an int8 network, fused on the VXM; exact against the reference.
+    const std::string chip = GetParam();
+    Input A(Int(8), {50, 96}, "A"), B(Int(8), {96, 70}, "B"), bias(Int(32), {70}, "bias");
+    Func acc = ops::add(ops::matmul(A, B), bias);
+    Func q("requantised");
+    Var i("i"), j("j");
+    q(i, j) = cast(Int(8), clamp(round(cast(Float(32), acc(i, j)) * 0.3f), -128, 127));
+    Buffer<> a(Int(8), {50, 96}), b(Int(8), {96, 70}), c(Int(32), {70});
+    a.fill_random(11);
+    b.fill_random(12);
+    c.fill_random(13);
+    ChipResult r = expect_matches_reference(Pipeline(q), {50, 70}, {{A, a}, {B, b}, {bias, c}}, chip, Int(8));
+    EXPECT_EQ(r.outputs.at(0).type(), Int(8));
+    // Some results clamp and some do not, or the test would not see both paths.
+    int clamped = 0, inside = 0;
+    for (int64_t y = 0; y < 50; ++y)
+        for (int64_t x = 0; x < 70; ++x) {
+            const int64_t v = r.outputs.at(0).get_as_int({y, x});
+            (v == 127 || v == -128 ? clamped : inside)++;
+        }
+    EXPECT_GT(clamped, 0);
+    EXPECT_GT(inside, 0);
+    EXPECT_NE(r.program.assembly.find("vxm.cast.fp32.int32"), std::string::npos) << r.program.assembly;
+}
+
+TEST_P(ChipFused, NarrowingWithoutAClampIsRejected) {
+    const std::string chip = GetParam();
+    Input A(Int(8), {16, 64}, "A"), B(Int(8), {64, 64}, "B");
+    Func acc = ops::matmul(A, B);
+    Func q("narrowed"), t("truncated");
+    Var i("i"), j("j");
+    q(i, j) = cast(Int(8), acc(i, j));
+    test::expect_chip_error(Pipeline(q), {16, 64}, chip, "clamp into that range first");
+    t(i, j) = cast(Int(32), cast(Float(32), acc(i, j)) * 0.5f);
+    test::expect_chip_error(Pipeline(t), {16, 64}, chip, "round first");
 }
 
 TEST_P(ChipFused, BatchedMatmul) {

@@ -19,8 +19,10 @@
 // - The output Func is a canonical matmul (ops::matmul: `C(.., i, j) = 0; C(.., i, j) +=
 //   cast(A(.., i, k)) * cast(B(.., k, j))`, batched or not, A/B int8 or bf16 — fp32 operands are
 //   rounded to bf16 on their way into the chip), optionally followed by element-wise Funcs of
-//   the product (bias add, ReLU, GELU with the tanh form, scaling, clamping...) that become a
-//   VXM epilogue fused before the store.
+//   the product (bias add, ReLU, GELU with the tanh form, scaling, clamping, requantising:
+//   cast<int8>(clamp(round(x * scale), -128, 127)) — rounded half to even by the VXM's
+//   float -> int32 cast, the int8 result kept in int32 lanes and narrowed exactly on the way out)
+//   that become a VXM epilogue fused before the store.
 // - ops::conv2d (NCHW or NHWC, groups = 1, any stride/padding/dilation, optional bias) as an
 //   implicit GEMM: one matmul per filter tap over strided DMA windows of the image, which the
 //   host zero-pads into the chip's NHWC layout; the bias joins the VXM epilogue.
@@ -85,6 +87,7 @@ struct ChipProgram {
     std::vector<ChipTensorMap> tensors;    ///< One per .input / .output, in program order.
     std::vector<std::string> outputs;      ///< Output Func names, in pipeline order.
     std::vector<std::vector<int64_t>> output_shapes;
+    std::vector<Type> output_types;        ///< The outputs' dtypes in the pipeline (what realize returns).
     std::string summary;                   ///< What was generated: tiles, placement, epilogue.
 };
 
