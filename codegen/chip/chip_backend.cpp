@@ -157,6 +157,12 @@ thread_local std::unique_ptr<ChipResult> g_last_result;
 
 } // namespace
 
+std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (int d = int(shape.size()) - 2; d >= 0; --d) s[size_t(d)] = s[size_t(d + 1)] * shape[size_t(d + 1)];
+    return s;
+}
+
 std::vector<int64_t> constant_shape(const Input &in) {
     std::vector<int64_t> s;
     for (size_t d = 0; d < in.shape().size(); ++d) s.push_back(const_extent(in.shape()[d], "dimension " + std::to_string(d) + " of Input " + in.name()));
@@ -400,13 +406,6 @@ Type host_type(chipsim::DType dt) {
     return Float(32);
 }
 
-/// Row-major strides of a shape.
-std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
-    std::vector<int64_t> s(shape.size(), 1);
-    for (int d = int(shape.size()) - 2; d >= 0; --d) s[size_t(d)] = s[size_t(d + 1)] * shape[size_t(d + 1)];
-    return s;
-}
-
 int64_t product(const std::vector<int64_t> &shape) {
     int64_t n = 1;
     for (auto v : shape) n *= v;
@@ -415,7 +414,7 @@ int64_t product(const std::vector<int64_t> &shape) {
 
 /// Visits every source element with its chip flat index.
 template <typename Fn> void for_each_mapped(const ChipTensorMap &mp, Fn fn) {
-    const std::vector<int64_t> cs = strides_of(mp.chip_shape);
+    const std::vector<int64_t> cs = row_major_strides(mp.chip_shape);
     const int64_t total = product(mp.source_shape);
     std::vector<int64_t> idx(mp.source_shape.size(), 0);
     for (int64_t e = 0; e < total; ++e) {

@@ -316,6 +316,21 @@ GemmPattern match_gemm(const Pipeline &p) {
     return g;
 }
 
+std::optional<GemmPattern> match_elementwise(const Pipeline &p) {
+    if (p.outputs().size() != 1) return std::nullopt;
+    const Func &out = p.outputs()[0];
+    for (const Func &f : topological_order({out}))
+        if (f.num_updates() > 0) return std::nullopt;
+    GemmPattern g;
+    g.output = out;
+    g.output_vars = out.args();
+    g.acc_type = out.type().is_float() ? Float(32) : Int(32);
+    EpilogueBuilder b(g, g.operands);
+    g.epilogue = b.mutate(out.value());
+    if (g.operands.empty()) reject(out.name(), "it reads no Input; a constant has nothing to compute on the chip");
+    return g;
+}
+
 void finish_epilogue(GemmPattern &g) {
     const FunctionContents &f = *g.product.contents();
     const std::string &name = f.name;

@@ -57,6 +57,13 @@ struct GemmPattern {
 /// of the nest does not match and why.
 GemmPattern match_gemm(const Pipeline &p);
 
+/// An element-wise pipeline — pure Funcs only, the output's value in terms of Input elements
+/// read at the output's coordinates (or 0 in broadcast dimensions) — as a pattern with no
+/// product: `epilogue` is the whole computation (it never reads kAccName) and `operands` the
+/// Inputs. nullopt when some Func has an update (a reduction). Throws tessera::Error when an
+/// Input is read at other coordinates (a stencil, a gather), saying where.
+std::optional<GemmPattern> match_elementwise(const Pipeline &p);
+
 /// Substitutes Variables by name (helper shared with the vector code generator).
 Expr substitute_vars(const Expr &e, const std::vector<std::string> &names, const std::vector<Expr> &values);
 

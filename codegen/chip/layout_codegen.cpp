@@ -30,13 +30,6 @@ using chipsim::TileRef;
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/// Row-major strides (in elements) of a shape.
-std::vector<int64_t> strides_of(const std::vector<int64_t> &shape) {
-    std::vector<int64_t> s(shape.size(), 1);
-    for (int d = int(shape.size()) - 2; d >= 0; --d) s[size_t(d)] = s[size_t(d + 1)] * shape[size_t(d + 1)];
-    return s;
-}
-
 } // namespace
 
 DType chip_storage_dtype(Type t, const std::string &what) {
@@ -67,7 +60,7 @@ void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int
     ext[size_t(v)] = round_up(xs[size_t(v)], L);
     std::vector<int64_t> out_ext;
     for (int d : op.perm) out_ext.push_back(ext[size_t(d)]);
-    const std::vector<int64_t> x_stride = strides_of(ext), out_stride_by_pos = strides_of(out_ext);
+    const std::vector<int64_t> x_stride = row_major_strides(ext), out_stride_by_pos = row_major_strides(out_ext);
     std::vector<int64_t> y_stride(xs.size()); // the output's stride of each input dimension
     for (int k = 0; k < rank; ++k) y_stride[size_t(op.perm[size_t(k)])] = out_stride_by_pos[size_t(k)];
     std::vector<int> x_dims(xs.size()), y_dims(xs.size());

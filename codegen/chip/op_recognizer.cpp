@@ -284,7 +284,14 @@ std::optional<VectorOp> recognize_vector_op(const Pipeline &p) {
         unsupported("layernorm", name, "its Funcs differ from ops::layernorm's");
     }
     if (auto v = recognize_permute(out)) return v;
-    return recognize_depthwise(out);
+    if (auto v = recognize_depthwise(out)) return v;
+    if (auto g = match_elementwise(p)) {
+        VectorOp v;
+        v.kind = VectorOp::Kind::Elementwise;
+        v.elementwise = std::move(g);
+        return v;
+    }
+    return std::nullopt;
 }
 
 } // namespace tessera::internal::chip

@@ -1,7 +1,8 @@
 #pragma once
 // Recognises the operator-library pipelines that the chip backend compiles with hand-written
 // VXM, SXM (and MXM) kernels rather than through the GEMM matcher: softmax, layernorm, depthwise
-// conv2d, scaled dot-product attention and permutations (transpose, NCHW <-> NHWC).
+// conv2d, scaled dot-product attention, permutations (transpose, NCHW <-> NHWC) and any other
+// element-wise pipeline (match_elementwise: the VXM epilogue compiler without a matmul).
 //
 // A pipeline is recognised by reconstruction: the candidate's parameters (Inputs, axis,
 // epsilon, scale, causal, window) are read off its Funcs, the op is rebuilt with tessera::ops
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm_pattern.h"
 #include "tessera/func.h"
 
 namespace tessera::internal::chip {
@@ -52,12 +54,13 @@ struct PermuteOp {
 
 /// What recognize_vector_op found.
 struct VectorOp {
-    enum class Kind { Softmax, Layernorm, DepthwiseConv, Attention, Permute } kind = Kind::Softmax;
+    enum class Kind { Softmax, Layernorm, DepthwiseConv, Attention, Permute, Elementwise } kind = Kind::Softmax;
     std::optional<SoftmaxOp> softmax;
     std::optional<LayernormOp> layernorm;
     std::optional<DepthwiseConvOp> depthwise;
     std::optional<AttentionOp> attention;
     std::optional<PermuteOp> permute;
+    std::optional<GemmPattern> elementwise; ///< match_elementwise's pattern.
 };
 
 /// The op `p` computes, or nullopt when it is none of them (then the GEMM matcher decides).

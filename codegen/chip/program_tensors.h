@@ -16,6 +16,9 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
              std::vector<int64_t> chip_shape, std::vector<int64_t> source_shape, std::vector<int> dims,
              std::vector<int64_t> offset, bool output);
 
+/// Row-major strides, in elements, of a shape (a program tensor's layout).
+std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape);
+
 /// The constant extents of an Input; throws tessera::Error for a symbolic one.
 std::vector<int64_t> constant_shape(const Input &in);
 

@@ -43,6 +43,8 @@ public:
         Val v = compile(g_.epilogue);
         if (v.constant) fail(g_.epilogue, "the epilogue is a constant; nothing to compute on the chip");
         const DType want = dtype_of(g_.output.type(), g_.epilogue);
+        if (auto range = int_range(g_.output.type()); range && !(v.lo && v.hi && *v.lo >= range->first && *v.hi <= range->second))
+            fail(g_.epilogue, "the " + g_.output.type().to_string() + " result is computed in int32 lanes and not clamped into its range");
         if (v.dtype != want) v = convert(v, want);
         p_.result = v.id;
         p_.out_dtype = v.dtype;
@@ -93,6 +95,9 @@ private:
     }
 
     Val binary(VxmOp op, const Expr &e, const Expr &ea, const Expr &eb, bool commutative) {
+        if (int_range(e.type()))
+            fail(e, e.type().to_string() + " arithmetic wraps at " + std::to_string(e.type().bits()) +
+                        " bits, the VXM computes in int32 lanes; widen the operands to int32 first");
         Val a = compile(ea), b = compile(eb);
         const DType t = dtype_of(e.type(), e);
         if (a.constant && b.constant) fail(e, "constant arithmetic should have been folded");

@@ -16,6 +16,7 @@ void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<in
     case VectorOp::Kind::DepthwiseConv: compile_depthwise(cp, *op.depthwise, output_shape); return;
     case VectorOp::Kind::Attention: compile_attention(cp, *op.attention, output_shape); return;
     case VectorOp::Kind::Permute: compile_permute(cp, *op.permute, output_shape); return;
+    case VectorOp::Kind::Elementwise: compile_elementwise(cp, *op.elementwise, output_shape); return;
     }
 }
 

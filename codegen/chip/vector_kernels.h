@@ -7,6 +7,7 @@
 // - depthwise conv2d (depthwise_codegen.cpp): VXM multiply-adds per filter tap.
 // - attention (attention_codegen.cpp): MXM, VXM softmax, MXM.
 // - permute / transpose (layout_codegen.cpp): SXM transposes between strided DMA loads and stores.
+// - other element-wise pipelines (elementwise_codegen.cpp): the VXM epilogue program on row blocks.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
 void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::vector<int64_t> &output_shape);
 void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &output_shape);
 void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &output_shape);
+void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &output_shape);
 
 /// The chip dtype that holds values of `t` unchanged; throws tessera::Error naming `what`.
 chipsim::DType chip_storage_dtype(Type t, const std::string &what);

@@ -108,6 +108,16 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
                           bf16_operands(20)};
     });
     cases.push_back([] {
+        Input A(Int(32), {5, 1}, "A"), B(Int(32), {1, 6}, "B");
+        return ChipOpCase{"add_broadcast_relu_i32", ops::relu(ops::add(A, B)), {5, 6},
+                          {{A, random_buffer(Int(32), {5, 1}, 23)}, {B, random_buffer(Int(32), {1, 6}, 24)}}, Tolerance{}};
+    });
+    cases.push_back([] {
+        Input X(Float(32), {3, 5, 21}, "X");
+        return ChipOpCase{"gelu_tanh_f32", ops::gelu(X, ops::GeluApproximation::Tanh), {3, 5, 21},
+                          {{X, random_buffer(Float(32), {3, 5, 21}, 25)}}, fp32_vector(1)};
+    });
+    cases.push_back([] {
         Input X(Int(8), {2, 5, 7, 9}, "X"); // NCHW -> NHWC on the SXM
         ops::Tensor y = ops::permute(X, {0, 2, 3, 1});
         return ChipOpCase{"permute_nchw_to_nhwc_i8", y, y.concrete_shape(), {{X, random_buffer(Int(8), {2, 5, 7, 9}, 19)}},

@@ -43,6 +43,9 @@
 // - ops::transpose and ops::permute that change the innermost dimension ([.., M, N] -> [.., N, M],
 //   NCHW <-> NHWC, ...) as SXM transposes of 64-byte-lane blocks between strided DMA loads and
 //   stores: the layout change happens on chip, in any dtype, bit-exact.
+// - Any other element-wise pipeline of int32/fp32 values (add, mul, ReLU, GELU-tanh, sigmoid,
+//   clamps, requantise; Inputs broadcast along rows or lanes) as the same VXM program on blocks
+//   of rows, broadcast operands read with stride 0 by the DMA.
 // - Inputs are brought into the chip's layout (zero-padded to the MXM shape, cast to the
 //   chip's dtype) on the host side of the link; outputs are cropped back.
 #include <cstdint>

@@ -1,0 +1,69 @@
+// Element-wise pipelines without a matmul on both chips' VXM, against the reference: broadcasts
+// along rows and along lanes (read with stride 0 by the DMA), transcendental ops, rank 1 and 3,
+// odd extents (padded lanes), and the forms the VXM cannot compute exactly.
+#include "chip_test_util.h"
+
+#include <tessera/ir_operator.h>
+
+namespace tessera {
+namespace {
+
+class ChipElementwise : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ChipElementwise, BroadcastAddReluInt32IsExact) {
+    const std::string chip = GetParam();
+    Input A(Int(32), {37, 1}, "A"), B(Int(32), {1, 45}, "B"); // a column and a row
+    Func y = ops::relu(ops::add(A, B));
+    ChipResult r = test::expect_matches_reference_within(
+        Pipeline(y), {37, 45}, {{A, test::random_buffer(Int(32), {37, 1}, 1)}, {B, test::random_buffer(Int(32), {1, 45}, 2)}}, chip,
+        Tolerance{});
+    EXPECT_NE(r.program.summary.find("element-wise on the VXM"), std::string::npos) << r.program.summary;
+    EXPECT_EQ(r.report.macs, 0);
+}
+
+TEST_P(ChipElementwise, GeluTanhAndSigmoidFp32) {
+    const std::string chip = GetParam();
+    Input X(Float(32), {2, 9, 40}, "X");
+    Func g = ops::gelu(X, ops::GeluApproximation::Tanh);
+    Func s = ops::sigmoid(X);
+    const Bindings bind{{X, test::random_buffer(Float(32), {2, 9, 40}, 3)}};
+    test::expect_matches_reference_within(Pipeline(g), {2, 9, 40}, bind, chip, Tolerance::for_type(Float(32)));
+    ChipResult r = test::expect_matches_reference_within(Pipeline(s), {2, 9, 40}, bind, chip, Tolerance::for_type(Float(32)));
+    EXPECT_NE(r.program.assembly.find("exp"), std::string::npos);
+}
+
+TEST_P(ChipElementwise, ScaleShiftRank1WithAParameterVector) {
+    const std::string chip = GetParam();
+    Input X(Float(32), {1000}, "X"), W(Float(32), {1000}, "W");
+    Func y("scaled");
+    Var i("i");
+    y(i) = X(i) * W(i) + 0.5f;
+    test::expect_matches_reference_within(
+        Pipeline(y), {1000}, {{X, test::random_buffer(Float(32), {1000}, 4)}, {W, test::random_buffer(Float(32), {1000}, 5)}}, chip,
+        Tolerance::for_type(Float(32)));
+}
+
+TEST_P(ChipElementwise, WideRowsSplitIntoSeveralBlocks) {
+    const std::string chip = GetParam();
+    Input X(Float(32), {3, 9000}, "X"), b(Float(32), {9000}, "b");
+    Func y = ops::add(X, b);
+    test::expect_matches_reference_within(
+        Pipeline(y), {3, 9000}, {{X, test::random_buffer(Float(32), {3, 9000}, 6)}, {b, test::random_buffer(Float(32), {9000}, 7)}},
+        chip, Tolerance::for_type(Float(32)));
+}
+
+TEST_P(ChipElementwise, NarrowArithmeticAndStencilsAreRejectedWithTheReason) {
+    const std::string chip = GetParam();
+    Input A(Int(8), {8, 16}, "A"), B(Int(8), {8, 16}, "B");
+    test::expect_chip_error(Pipeline(ops::add(A, B)), {8, 16}, chip, "int8 arithmetic wraps at 8 bits");
+    Func shifted("shifted");
+    Var i("i"), j("j");
+    shifted(i, j) = A(i, clamp(j + 1, 0, 15));
+    test::expect_chip_error(Pipeline(shifted), {8, 16}, chip, "chip backend");
+}
+
+INSTANTIATE_TEST_SUITE_P(Chips, ChipElementwise, ::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                         [](const auto &info) { return test::test_name(info.param); });
+
+} // namespace
+} // namespace tessera
