@@ -2,7 +2,7 @@
 // schedules on each chip, as MXM utilisation and as the fraction of the roofline bound (the
 // timing model's analytic bound for the MACs and bytes the kernel moves). One table per chip.
 //
-//   build-*/tests/bench/bench_chip [--quick]
+//   build-*/tests/bench/bench_chip [--quick] [--only TEXT]   (TEXT: rows whose "chip kernel" contains it)
 #include <tessera/codegen/chip_backend.h>
 #include <tessera/ops.h>
 
@@ -19,14 +19,21 @@ namespace {
 struct Row {
     std::string name;
     ChipResult result;
-    bool ok = false;
+    bool ok = false, skipped = false;
     std::string error;
 };
+
+/// --only TEXT: measure only the rows whose "chip kernel" contains TEXT (a large row takes minutes).
+std::string only;
 
 /// Compiles `output` for `chip` and runs it in timing-only mode (no values move).
 Row measure(const std::string &name, const Func &output, const std::vector<int64_t> &shape, const std::string &chip) {
     Row row;
     row.name = name;
+    if (!only.empty() && (chip + " " + name).find(only) == std::string::npos) {
+        row.skipped = true;
+        return row;
+    }
     try {
         ChipProgram p = compile_for_chip(Pipeline(output), Target::named(chip), {shape});
         ChipRunOptions o;
@@ -72,6 +79,7 @@ void print_table(const std::string &chip, const std::vector<Row> &rows) {
     std::printf("| kernel | cycles | MACs/cycle | MXM util | roofline cycles | of roofline | limiter | host link |\n");
     std::printf("|---|---:|---:|---:|---:|---:|---|---:|\n");
     for (auto &r : rows) {
+        if (r.skipped) continue;
         if (!r.ok) {
             std::printf("| %s | — | — | — | — | — | not supported: %.80s | — |\n", r.name.c_str(), r.error.c_str());
             continue;
@@ -94,7 +102,11 @@ void print_table(const std::string &chip, const std::vector<Row> &rows) {
 } // namespace
 
 int main(int argc, char **argv) {
-    const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+        else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    }
     std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048};
     for (const std::string chip : {"tsp-mini", "npu-edge"}) {
         std::vector<Row> rows;
