@@ -2,13 +2,15 @@
 // schedules on each chip, as MXM utilisation and as the fraction of the roofline bound (the
 // timing model's analytic bound for the MACs and bytes the kernel moves). One table per chip.
 //
-//   build-*/tests/bench/bench_chip [--quick] [--only TEXT]   (TEXT: rows whose "chip kernel" contains it)
+//   build-*/tests/bench/bench_chip [--quick] [--only TEXT] [--dump PREFIX]
+//   (--only: rows whose "chip kernel" contains TEXT; --dump: each row's assembly and trace)
 #include <tessera/codegen/chip_backend.h>
 #include <tessera/ops.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -23,8 +25,10 @@ struct Row {
     std::string error;
 };
 
-/// --only TEXT: measure only the rows whose "chip kernel" contains TEXT (a large row takes minutes).
+/// --only TEXT: measure only the rows whose "chip kernel" contains TEXT.
 std::string only;
+/// --dump PREFIX: write each measured row's assembly and Chrome trace to PREFIX<row>.tasm / .json.
+std::string dump;
 
 /// Compiles `output` for `chip` and runs it in timing-only mode (no values move).
 Row measure(const std::string &name, const Func &output, const std::vector<int64_t> &shape, const std::string &chip) {
@@ -38,8 +42,17 @@ Row measure(const std::string &name, const Func &output, const std::vector<int64
         ChipProgram p = compile_for_chip(Pipeline(output), Target::named(chip), {shape});
         ChipRunOptions o;
         o.functional = false;
+        o.trace = !dump.empty();
         row.result = run_on_chip(p, {}, o);
         row.ok = true;
+        if (!dump.empty()) {
+            std::string file = dump + chip + " " + name;
+            for (char &c : file)
+                if (c == ' ') c = '_';
+            std::ofstream(file + ".tasm") << p.assembly;
+            std::ofstream(file + ".json") << row.result.trace_json;
+            std::fprintf(stderr, "wrote %s.tasm and .json\n", file.c_str());
+        }
     } catch (const std::exception &e) {
         row.error = e.what();
     }
@@ -106,6 +119,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+        else if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) dump = argv[++i];
     }
     std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048};
     for (const std::string chip : {"tsp-mini", "npu-edge"}) {
