@@ -2,12 +2,15 @@
 #include "tessera/codegen/chip_schedules.h"
 
 #include <algorithm>
+#include <tuple>
 
+#include "gemm_codegen.h"
 #include "gemm_pattern.h"
 #include "op_recognizer.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
+#include "tessera/ir_operator.h"
 
 namespace tessera {
 
@@ -40,8 +43,12 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
     const bool int8 = g.a->type() == Int(8);
     const chipsim::MxmShape &unit = t.mxm_shape(int8 ? chipsim::DType::Int8 : chipsim::DType::BF16);
     const bool streaming = t.issue == chipsim::IssueKind::Static;
-    int64_t tm = streaming ? std::min<int64_t>(M, 512) : std::min<int64_t>(M, 256);
-    int64_t tn = streaming ? unit.n : std::min<int64_t>((N + unit.n - 1) / unit.n * unit.n, 64);
+    int64_t tm = std::min<int64_t>(M, 512), tn = unit.n;
+    if (!streaming) {
+        const auto &as = g.a->shape();
+        const std::optional<int64_t> K = as_const_int(as.at(as.size() - (g.a_transposed ? 2 : 1)));
+        std::tie(tm, tn) = internal::chip::npu_default_tile(M, N, K.value_or(0), int8 ? chipsim::DType::Int8 : chipsim::DType::BF16, t);
+    }
     tm = std::max<int64_t>(tm, 1);
     Func c = g.product;
     const std::vector<std::string> args = c.args();

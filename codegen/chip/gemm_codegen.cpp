@@ -567,6 +567,90 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
 // ---------------------------------------------------------------------------------------------
 // npu-edge
 
+/// Placement of a kernel's scratchpad tiles in equal slots (equal slots never fragment).
+/// Which tiles stay is decided first, by Belady's rule over the whole sequence of needs (on a
+/// miss the tile not needed for longest goes; dead tiles first, the one dead longest) on all
+/// but `lead` slots. The slots are then handed out in turn: a missing tile goes into the slot
+/// freed `lead` misses earlier, so its load can go out as soon as that slot's previous tile
+/// has had its last use — the load queue runs ahead of the matmuls by `lead` tiles, and the
+/// prefetching costs no extra misses.
+struct SlotPlan {
+    struct Need {
+        int64_t time; ///< Step at which the tile is used.
+        std::string key;
+        bool hold = false; ///< Not a use: keeps the tile's slot taken until `time` if it is still there.
+        bool reloadable = true; ///< A copy of DRAM data; false: made on chip, kept while it has uses.
+    };
+    std::vector<int> slot;      ///< Per need: its tile's slot (-1: a hold on a tile gone by then).
+    std::vector<bool> load;     ///< Per need: the tile must be placed (loaded) for it.
+    std::vector<int64_t> ready; ///< Per need that loads: first step at which the slot is free.
+
+    /// Throws when one step needs more tiles than there are slots.
+    SlotPlan(const std::vector<Need> &needs, int slots, int lead) {
+        std::map<std::string, std::vector<int64_t>> uses, reads; // reads: the uses that are not holds
+        std::map<std::string, bool> reloadable;
+        for (auto &n : needs) {
+            uses[n.key].push_back(n.time); // a hold counts here: Belady keeps the tile until then
+            if (!n.hold) reads[n.key].push_back(n.time);
+            reloadable[n.key] = n.reloadable;
+        }
+        auto next_in = [](const std::vector<int64_t> &u, int64_t now) {
+            auto it = std::lower_bound(u.begin(), u.end(), now);
+            return it == u.end() ? INT64_MAX : *it;
+        };
+        const size_t kept = size_t(std::max(1, slots - lead));
+        std::map<std::string, int64_t> resident; // key -> last use so far (Belady over `kept` slots)
+        std::map<std::string, int> where;        // key -> its slot
+        struct Free {
+            int slot;
+            int64_t ready;
+        };
+        std::vector<Free> free; // slots in the order they free up
+        for (int s = 0; s < slots; ++s) free.push_back({s, 0});
+        size_t free_head = 0;
+        slot.resize(needs.size());
+        load.resize(needs.size());
+        ready.resize(needs.size());
+        for (size_t i = 0; i < needs.size(); ++i) {
+            const Need &n = needs[i];
+            if (auto it = resident.find(n.key); it != resident.end()) {
+                it->second = n.time;
+                slot[i] = where[n.key];
+                continue;
+            }
+            if (n.hold) {
+                slot[i] = -1;
+                continue;
+            }
+            if (resident.size() >= kept) {
+                std::string victim;
+                int64_t best_next = -1, best_last = INT64_MAX;
+                for (auto &[k, last] : resident) {
+                    const int64_t nu = next_in(uses[k], n.time);
+                    if (nu == n.time) continue; // needed by this very step
+                    if (!reloadable[k] && next_in(reads[k], n.time) != INT64_MAX) continue; // still to be read
+                    if (nu > best_next || (nu == best_next && last < best_last)) {
+                        best_next = nu;
+                        best_last = last;
+                        victim = k;
+                    }
+                }
+                if (victim.empty()) throw Error("too many tiles at once");
+                free.push_back({where[victim], resident[victim] + 1});
+                resident.erase(victim);
+                where.erase(victim);
+            }
+            if (free_head == free.size()) throw Error("too many tiles at once");
+            const Free f = free[free_head++];
+            resident[n.key] = n.time;
+            where[n.key] = f.slot;
+            slot[i] = f.slot;
+            load[i] = true;
+            ready[i] = f.ready;
+        }
+    }
+};
+
 std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
     Emitter e(kk, model);
     const chipsim::Target &t = model.target();
@@ -579,90 +663,174 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         throw Error("chip backend: " + t.name + "'s " + spad->name +
                     " interleaves rows over its banks; store_in(..., bank) cannot pick a bank there: drop the bank");
     const int64_t acc_total = acc_mem->total_rows();
-    // Default 256 x 64: measured best of the shapes whose double-buffered accumulators fit ACC
-    // (tall tiles amortise the systolic fill over more rows per weight install).
-    int64_t TM = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, 256);
+    const auto [dm, dn] = npu_default_tile(kk.m, kk.n, kk.k, kk.in_dtype, t);
+    int64_t TM = kk.tile_m > 0 ? kk.tile_m : dm;
     if (kk.conv) TM = std::max<int64_t>(1, TM / kk.conv->ow) * kk.conv->ow;
-    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : std::min<int64_t>(kk.n, 64);
+    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : dn;
     const int64_t nbt = TN / e.nu;
     if (TM * nbt > acc_total)
         throw Error("chip backend: an output tile of " + std::to_string(TM) + "x" + std::to_string(TN) + " needs " +
                     std::to_string(TM * nbt) + " accumulator rows, " + t.name + "'s ACC has " + std::to_string(acc_total) +
                     ": use a smaller tile");
+    // Double-buffered accumulators only where both halves fit. One buffer costs nothing here:
+    // the drains issue from the execute queue between the matmuls either way, and the next
+    // tile's first matmul overwrites a row only after the drain has read it.
     const bool acc_db = kk.double_buffer && 2 * TM * nbt <= acc_total;
     const int64_t KB = kk.k / e.ku, NB = kk.n / e.nu, MT = (kk.m + TM - 1) / TM, NT = (NB + nbt - 1) / nbt;
     const int64_t ops_n = int64_t(kk.epilogue.operands.size());
 
+    // One slot holds a drained output block (TM rows of nu 4-byte sums); A travels in groups of
+    // KGa K blocks and B in groups of KGb K blocks of the tile's nbt column blocks, each group
+    // one DMA (every transfer pays the DMA setup and the DRAM latency on its engine once).
+    const int64_t S = std::max(TM * e.rpa, e.ku * nbt);
+    const int64_t slots = spad->total_rows() / S;
+    const int64_t KGa = kk.conv ? 1 : std::clamp<int64_t>(S / TM, 1, KB); // a conv view has no dimension to spare
+    const int64_t KGb = std::clamp<int64_t>(S / (e.ku * nbt), 1, KB);
+
     struct Job {
         int64_t g, mt, nt;
     };
+    // Row bands in order; within a band the column tiles snake (every other band walks them
+    // backwards), so a band starts with the B tiles the previous band ended with.
     std::vector<Job> jobs;
     for (int64_t g = 0; g < kk.groups; ++g)
         for (int64_t mt = 0; mt < MT; ++mt)
-            for (int64_t nt = 0; nt < NT; ++nt) jobs.push_back({g, mt, nt});
+            for (int64_t q = 0; q < NT; ++q) jobs.push_back({g, mt, (g * MT + mt) % 2 ? NT - 1 - q : q});
     auto rows_of = [&](const Job &j) { return std::min(TM, kk.m - j.mt * TM); };
     auto blocks_of = [&](const Job &j) { return std::min(nbt, NB - j.nt * nbt); };
-    // K blocks travel in groups of KG per DMA: each transfer pays the DMA setup and the DRAM
-    // latency once, so small tiles do not leave the bus idle between transfers.
-    const int64_t KG = kk.conv ? 1 : std::min<int64_t>(4, KB); // a conv view has no dimension to spare
-    auto group_size = [&](int64_t grp) { return std::min(KG, KB - grp * KG); };
-    auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mt, kb / KG}); };
-    auto b_key = [&](const Job &j, int64_t kb, int64_t nb) { return key("B", {kk.b_batched ? j.g : 0, kb / KG, nb}); };
+    auto a_group = [&](int64_t grp) { return std::min(KGa, KB - grp * KGa); };
+    auto b_group = [&](int64_t grp) { return std::min(KGb, KB - grp * KGb); };
+    auto a_key = [&](const Job &j, int64_t kb) { return key("A", {kk.a_batched ? j.g : 0, j.mt, kb / KGa}); };
+    auto b_key = [&](const Job &j, int64_t kb) { return key("B", {kk.b_batched ? j.g : 0, kb / KGb, j.nt}); };
     auto e_key = [&](const Job &j, int64_t i, int64_t nb) {
         auto d = kk.operand_dims[size_t(i)];
         return key("E", {i, d[0] ? j.g : 0, d[1] ? j.mt : 0, nb});
     };
-    TileCache cache(e.alloc);
+
+    // Every tile a step needs, in the order of the steps (KB matmul steps, then one drain step
+    // per column block): the order the loads are issued in.
+    struct Need {
+        int64_t time;
+        std::string key;
+        enum Kind { A, B, E, Out, Hold } kind; // Out: a drained tile or an epilogue temporary (no load)
+        size_t job;
+        int64_t arg; // A, B: the K block; E: operand * nbt + column block
+    };
+    std::vector<Need> needs;
+    // A drained tile is read by its store long after the drain: the store engine moves one
+    // tile at a time at DRAM speed, so block c's store ends about (c + 1) stores after the
+    // drains. Its slot stays taken until about then (counted in matmul steps of the next tile);
+    // reused at once, the next drain or load into it waited for the store (~7k cycles a tile).
+    const int64_t store_cycles = TM * e.rpa * spad->row_bytes / t.dram.bytes_per_cycle + t.dma.setup_cycles + t.dram.latency;
+    const int64_t step_cycles = nbt * (TM * t.mxm_shape(kk.in_dtype).cycles_per_row + e.ku / t.mxm.weight_rows_per_cycle);
+    // A drain step has sub-steps: the drain, one per epilogue instruction, the store. Each
+    // epilogue value is a tile whose slot is taken from its first write to its last read, so
+    // temporaries reuse the slots of the ones already read.
+    const VectorProgram &ep = kk.epilogue;
+    const int64_t temps_n = int64_t(ep.steps.size()), sub = 2 + temps_n;
+    auto value_key = [&](size_t x, int64_t c, int v) {
+        if (v == 0) return key("O", {int64_t(x), c});
+        if (v <= ops_n) return e_key(jobs[x], v - 1, jobs[x].nt * nbt + c);
+        for (size_t s = 0; s < ep.steps.size(); ++s)
+            if (ep.steps[s].dst == v) return key("T", {int64_t(x), c, int64_t(s)});
+        throw Error("chip backend: internal: epilogue value " + std::to_string(v) + " has no producer");
+    };
     int64_t time = 0;
-    for (auto &j : jobs) {
+    for (size_t x = 0; x < jobs.size(); ++x) {
+        const Job &j = jobs[x];
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
-            cache.plan_use(a_key(j, kb), time);
-            for (int64_t c = 0; c < blocks_of(j); ++c) cache.plan_use(b_key(j, kb, j.nt * nbt + c), time);
+            needs.push_back({time, a_key(j, kb), Need::A, x, kb});
+            needs.push_back({time, b_key(j, kb), Need::B, x, kb});
         }
-        for (int64_t c = 0; c < blocks_of(j); ++c)
-            for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(j, i, j.nt * nbt + c), time);
-        ++time;
+        const int64_t drained = time + blocks_of(j) * sub;
+        for (int64_t c = 0; c < blocks_of(j); ++c, time += sub) {
+            // Operands are loaded before the drain; the drained tile and the temporaries are
+            // placed when written.
+            for (int64_t i = 0; i < ops_n; ++i) needs.push_back({time, e_key(j, i, j.nt * nbt + c), Need::E, x, i * nbt + c});
+            needs.push_back({time, value_key(x, c, 0), Need::Out, x, c});
+            for (size_t s = 0; s < ep.steps.size(); ++s) {
+                for (int v : ep.steps[s].srcs) needs.push_back({time + 1 + int64_t(s), value_key(x, c, v), Need::Out, x, c});
+                needs.push_back({time + 1 + int64_t(s), value_key(x, c, ep.steps[s].dst), Need::Out, x, c});
+            }
+            needs.push_back({time + sub - 1, value_key(x, c, ep.result), Need::Out, x, c});
+            const int64_t stored = drained + ((c + 1) * store_cycles + step_cycles - 1) / step_cycles;
+            needs.push_back({stored, value_key(x, c, ep.result), Need::Hold, x, c});
+        }
     }
-    auto flat = [&](int64_t rows) { return e.alloc.flat(spad->name, rows); };
-    // Drained output tiles rotate through two buffers of their own: taken from a full tile
-    // cache they land on the rows the previous tile is still being stored from, and each drain,
-    // each store and the next job's loads wait for the store before them. Only when a job's A
-    // panel and B tiles still fit beside them: otherwise the cache needs the rows more (measured:
-    // 512^3 bf16 79 -> 86 % of the roofline, 1024^3 bf16 would drop 73 -> 69 %).
-    std::vector<TileRef> out_ring;
-    const int64_t job_rows = TM * KB + KB * e.ku * nbt, ring_rows = 2 * TM * e.rpa;
-    if (kk.epilogue.empty() && !kk.conv && job_rows + ring_rows <= spad->total_rows()) // convs measured no better
-        for (int x = 0; x < 2; ++x)
-            if (auto tr = flat(TM * e.rpa)) out_ring.push_back(*tr);
-    size_t out_next = 0;
+    std::stable_sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.time < b.time; });
+    // Two slots of lead where the slots allow: measured best (1: loads wait for the slot just
+    // freed; 4 and more: the slots taken from the cache cost more reloads than the loads gain).
+    std::optional<SlotPlan> plan;
+    {
+        std::vector<SlotPlan::Need> seq;
+        for (auto &n : needs)
+            seq.push_back({n.time, n.key, n.kind == Need::Hold, n.kind != Need::Out && n.kind != Need::Hold});
+        for (int lead = 2; lead >= 0 && !plan; --lead) {
+            try {
+                plan.emplace(seq, int(slots), lead);
+            } catch (const Error &) {
+                if (lead == 0)
+                    throw Error("chip backend: the tiles one step needs do not fit in " + spad->name + " (" +
+                                std::to_string(slots) + " slots of " + std::to_string(S) + " rows for a " + std::to_string(TM) +
+                                "x" + std::to_string(TN) + " output tile); use a smaller tile");
+            }
+        }
+    }
+    auto slot_tile = [&](int slot, int64_t rows) {
+        TileRef tr;
+        tr.memory = spad->name;
+        tr.base = slot * S;
+        tr.count = rows;
+        return tr;
+    };
+    auto emit_load = [&](const Need &n, int slot) {
+        const Job &j = jobs[n.job];
+        const int64_t rows = rows_of(j);
+        if (n.kind == Need::A) { // K-block-major: block q's rows follow block q-1's
+            const int64_t grp = n.arg / KGa, gs = a_group(grp);
+            OffchipView v = e.a_view(j.g, j.mt * TM, rows, grp * KGa * e.ku);
+            if (gs > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{gs, e.ku * e.es});
+            e.load(slot_tile(slot, gs * rows), v, "A tiles");
+        } else if (n.kind == Need::B) { // column block c's K rows, then block c+1's
+            const int64_t grp = n.arg / KGb, gs = b_group(grp), blocks = blocks_of(j);
+            OffchipView v = e.b_view(j.g, grp * KGb * e.ku, j.nt * nbt * e.nu);
+            v.outer[0].count = gs * e.ku;
+            if (blocks > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{blocks, e.nu * e.es});
+            e.load(slot_tile(slot, blocks * gs * e.ku), v, "B tiles");
+        } else if (n.kind == Need::E) {
+            const int64_t i = n.arg / nbt, nb = j.nt * nbt + n.arg % nbt;
+            e.load(slot_tile(slot, rows * e.rpa),
+                   e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mt * TM, rows, nb * e.nu),
+                   "epilogue operand");
+        }
+    };
+    // Issues, in step order, every load whose slot is free by step `now`.
+    std::map<std::string, int> at; // key -> slot of the tiles placed so far
+    size_t next = 0;
+    auto prefetch = [&](int64_t now) {
+        for (; next < needs.size(); ++next) {
+            if (!plan->load[next]) continue;
+            if (plan->ready[next] > now) return;
+            const Need &n = needs[next];
+            at[n.key] = plan->slot[next];
+            emit_load(n, plan->slot[next]);
+        }
+    };
+    auto slot_of = [&](const std::string &k) { return at.at(k); };
     int wbuf = 0, accn = 0;
     time = 0;
-    for (auto &j : jobs) {
+    for (size_t x = 0; x < jobs.size(); ++x) {
+        const Job &j = jobs[x];
         const int64_t rows = rows_of(j), blocks = blocks_of(j);
         const int64_t base = acc_db ? (accn++ % 2) * TM * nbt : 0;
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
-            bool fresh = false;
-            const int64_t grp = kb / KG, gs = group_size(grp), in_grp = kb % KG;
-            TileRef ag = cache.get(a_key(j, kb), time, [&] { return flat(gs * rows); }, fresh);
-            if (fresh) { // K-block-major: block q's rows follow block q-1's
-                OffchipView v = e.a_view(j.g, j.mt * TM, rows, grp * KG * e.ku);
-                if (gs > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{gs, e.ku * e.es});
-                e.load(ag, v, "A tiles");
-            }
-            TileRef a = ag;
-            a.base += in_grp * rows;
-            a.count = rows;
+            prefetch(time);
+            TileRef a = slot_tile(slot_of(a_key(j, kb)), rows);
+            a.base += (kb % KGa) * rows;
+            const int64_t gs = b_group(kb / KGb);
             for (int64_t c = 0; c < blocks; ++c) {
-                const int64_t nb = j.nt * nbt + c;
-                TileRef bg = cache.get(b_key(j, kb, nb), time, [&] { return flat(gs * e.ku); }, fresh);
-                if (fresh) { // consecutive K blocks of B are consecutive rows
-                    OffchipView v = e.b_view(j.g, grp * KG * e.ku, nb * e.nu);
-                    v.outer[0].count = gs * e.ku;
-                    e.load(bg, v, "B tiles");
-                }
-                TileRef b = bg;
-                b.base += in_grp * e.ku;
-                b.count = e.ku;
+                TileRef b = slot_tile(slot_of(b_key(j, kb)), e.ku);
+                b.base += (c * gs + kb % KGb) * e.ku;
                 const int buf = wbuf++ % t.mxm.weight_buffers;
                 e.lw(0, buf, b, false);
                 TileRef acc;
@@ -671,48 +839,52 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                 acc.count = rows;
                 e.mm(0, buf, acc, a, kb > 0, false);
             }
-            cache.release_dead(time);
         }
-        for (int64_t c = 0; c < blocks; ++c) {
+        for (int64_t c = 0; c < blocks; ++c, time += sub) {
+            prefetch(time);
             const int64_t nb = j.nt * nbt + c;
             std::vector<TileRef> operands;
-            for (int64_t i = 0; i < ops_n; ++i) {
-                bool fresh = false;
-                TileRef op = cache.get(e_key(j, i, nb), time, [&] { return flat(TM * e.rpa); }, fresh);
-                if (fresh)
-                    e.load(op, e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mt * TM, TM, nb * e.nu),
-                           "epilogue operand");
-                operands.push_back(op);
-            }
-            std::optional<TileRef> st;
-            if (!out_ring.empty()) st = prefix(out_ring[out_next++ % out_ring.size()], rows * e.rpa);
-            else st = cache.make_room(time, [&] { return flat(rows * e.rpa); }, "an output tile");
+            for (int64_t i = 0; i < ops_n; ++i) operands.push_back(slot_tile(slot_of(e_key(j, i, nb)), rows * e.rpa));
+            const TileRef st = slot_tile(slot_of(key("O", {int64_t(x), c})), rows * e.rpa);
             TileRef acc;
             acc.memory = acc_mem->name;
             acc.base = base + c * TM;
             acc.count = rows;
-            e.drain(0, *st, acc, false);
-            std::vector<TileRef> temps{*st};
-            TileRef result = e.epilogue(*st, operands, rows * e.rpa,
+            e.drain(0, st, acc, false);
+            std::vector<TileRef> temps;
+            int64_t s = 0;
+            TileRef result = e.epilogue(st, operands, rows * e.rpa,
                                         [&](int64_t r, bool, int) {
-                                            return cache.make_room(time, [&] { return flat(r); }, "an epilogue tile");
+                                            prefetch(time + 1 + s);
+                                            return slot_tile(slot_of(key("T", {int64_t(x), c, s++})), r);
                                         },
                                         temps, false);
+            prefetch(time + sub - 1);
             e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu), result, "C tile");
-            for (auto &tr : temps)
-                if (out_ring.empty()) cache.retire(tr); // ring tiles stay in the ring
         }
-        cache.release_dead(time);
-        ++time;
     }
     summary += t.name + " matmul: " + std::to_string(jobs.size()) + " output tiles of " + std::to_string(TM) + "x" +
-               std::to_string(TN) + ", " + std::to_string(KB) + " K blocks of " + std::to_string(e.ku) +
-               "; A/B tiles through a SPAD tile cache; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
+               std::to_string(TN) + ", " + std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
+               std::to_string(slots) + " " + spad->name + " slots of " + std::to_string(S) +
+               " rows (A in groups of " + std::to_string(KGa) + " K blocks, B of " + std::to_string(KGb) +
+               "), loads prefetched in step order; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
                (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
     return std::move(e.ops);
 }
 
 } // namespace
+
+std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, chipsim::DType in_dtype, const chipsim::Target &t) {
+    const chipsim::MxmShape &unit = t.mxm_shape(in_dtype);
+    const int64_t tm = std::max<int64_t>(1, std::min<int64_t>(m, 256));
+    int64_t acc_rows = 0, spad_rows = 0;
+    for (auto &mem : t.memories) (mem.accumulator ? acc_rows : spad_rows) = mem.total_rows();
+    const int64_t wide = std::max<int64_t>(1, std::min<int64_t>(4, acc_rows / tm)) * unit.n, narrow = 2 * unit.n;
+    const int64_t n_up = (n + unit.n - 1) / unit.n * unit.n;
+    const int64_t tiles = (m + tm - 1) / tm * ((n_up + wide - 1) / wide);
+    const bool band_fits = tm * ((k + unit.k - 1) / unit.k) <= spad_rows / 2;
+    return {tm, std::min(n_up, tiles < 4 && band_fits ? std::min(wide, narrow) : std::max(wide, narrow))};
+}
 
 std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary) {
     if (model.target().issue == chipsim::IssueKind::Static) return emit_tsp(kernel, model, summary);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "instruction_scheduler.h"
@@ -40,6 +41,15 @@ struct GemmKernel {
     /// For each epilogue operand: which of (g, m, n) its chip tensor has.
     std::vector<std::array<bool, 3>> operand_dims;
 };
+
+/// npu-edge's default output tile (rows, columns) for an m x n matmul over k. 256 rows: a
+/// weight install holds the execute queue for 32 cycles, so each should feed many activation
+/// rows (256: 11 % of int8 time goes to installs) while the A band of a tile still mostly fits
+/// the scratchpad. As many 32-wide column blocks as fill the accumulators once (4 x 256 rows:
+/// fewer tiles, so each A band streams in fewer times), except for small problems whose A band
+/// fits easily and that would have fewer than 4 tiles: 2 blocks there, so the last tile's
+/// stores, which nothing overlaps, are short.
+std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, chipsim::DType in_dtype, const chipsim::Target &t);
 
 /// Emits the kernel's instructions; appends what it decided (tiles, placement) to `summary`.
 /// Throws tessera::Error when a tile or an explicit placement cannot fit the target.
