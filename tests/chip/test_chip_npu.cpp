@@ -94,5 +94,15 @@ TEST(ChipMatmulNpu, LargeMatmulsReachTheirRoofline) {
     EXPECT_GE(int8.mxm_utilization, 0.75) << int8.cycles << " cycles";
 }
 
+TEST(ChipMatmulNpu, HalfSizeMatmulsReachEightyFivePercentOfTheirRoofline) {
+    // 512^3: the A band stays, the next band's comes in under the current band's last tile,
+    // and the last tile goes one column block at a time so that its stores overlap its
+    // matmuls. Measured 87.1 % (int8, DRAM-bound) and 88.0 % (bf16, MXM-bound).
+    for (Type t : {Int(8), BFloat(16)}) {
+        const chipsim::Report r = npu_matmul_timing(512, t);
+        EXPECT_GE(r.roofline_cycles / double(r.cycles), 0.85) << t.to_string() << ": " << r.cycles << " cycles";
+    }
+}
+
 } // namespace
 } // namespace tessera
