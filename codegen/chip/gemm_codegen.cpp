@@ -56,6 +56,17 @@ public:
         return t;
     }
 
+    /// As get, but only into free space: nullopt (and nothing evicted) when `place` finds none.
+    std::optional<TileRef> try_get(const std::string &key, const std::function<std::optional<TileRef>()> &place, bool &fresh) {
+        fresh = false;
+        if (auto it = resident_.find(key); it != resident_.end()) return it->second;
+        auto t = place();
+        if (!t) return std::nullopt;
+        resident_[key] = *t;
+        fresh = true;
+        return t;
+    }
+
     /// A tile that is not cached (a drained result, an epilogue temporary); when `place` finds
     /// no room, retired tiles and then cached tiles not needed at `time` make way.
     TileRef make_room(int64_t time, const std::function<std::optional<TileRef>()> &place, const std::string &what) {
@@ -411,10 +422,21 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
             }
             for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(jobs[x], i), int64_t(w));
         }
+    bool room_only = false, out_of_room = false; // room_only: place into free space or not at all
     auto ensure = [&](const std::string &k, int64_t time, const std::function<std::optional<TileRef>()> &place,
                       const std::function<void(const TileRef &)> &emit_load) {
         bool fresh = false;
-        TileRef tr = cache.get(k, time, place, fresh);
+        TileRef tr;
+        if (room_only) {
+            auto t = cache.try_get(k, place, fresh);
+            if (!t) {
+                out_of_room = true;
+                return tr;
+            }
+            tr = *t;
+        } else {
+            tr = cache.get(k, time, place, fresh);
+        }
         if (fresh) emit_load(tr);
         return tr;
     };
@@ -448,8 +470,30 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                 for (int64_t i = 0; i < ops_n; ++i) e_tile(jobs[x], i, int64_t(w));
             }
 
+    // Streamed kernels still load, before the kernel starts, the tiles of the first jobs that
+    // fit beside two waves of drained tiles (the host link's bytes before the first matmul are
+    // host I/O, like a preloaded kernel's); the rest streams in during the kernel.
+    bool partial = false;
+    if (!preload) {
+        std::vector<TileRef> reserve;
+        for (size_t i = 0; i < wave * size_t(kk.epilogue.empty() ? 2 : 3); ++i)
+            if (auto tr = place_interleaved(stage_rows, 1, int(i % 2))) reserve.push_back(*tr);
+        room_only = true;
+        for (size_t x = 0; x < jobs.size() && !out_of_room; ++x)
+            for (int64_t kb = 0; kb < KB && !out_of_room; ++kb) {
+                const int64_t w = int64_t(x / wave * wave);
+                a_tile(jobs[x], kb, w);
+                if (!out_of_room) b_tile(jobs[x], kb, w);
+                partial = true;
+            }
+        room_only = false;
+        for (auto &tr : reserve) e.alloc.release(tr);
+    }
+
     std::vector<int> wbuf(size_t(planes), 0), accn(size_t(planes), 0);
-    const bool ap = preload;
+    // Preloaded work starts after the preload; later waves of a streamed kernel wait for their
+    // own tiles only (waiting for every earlier load serialised each wave's loads and matmuls).
+    bool ap = preload || partial;
     // Drain streams. At full width (4 streams for int32) a drain takes every eastward (MXM0/1)
     // or westward (MXM2/3) stream beside the other planes' activation streams and weight
     // installs, so the next wave's mm and mxm.lw wait for it: the MXMs idled ~10 % of 512^3
@@ -480,6 +524,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         pending.erase(pending.begin(), pending.begin() + std::ptrdiff_t(n));
     };
     for (size_t w = 0; w < jobs.size(); w += wave) {
+        if (w > 0 && !preload) ap = false;
         const size_t end = std::min(jobs.size(), w + wave);
         std::vector<std::vector<TileRef>> at(end - w), bt(end - w), et(end - w);
         for (size_t x = w; x < end; ++x) {
@@ -559,7 +604,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     summary += "tsp-mini matmul: " + std::to_string(jobs.size()) + " jobs of " + std::to_string(R) + "x" +
                std::to_string(e.nu) + " over " + std::to_string(kk.acc_bank >= 0 ? 1 : planes) + " MXM plane(s), " +
                std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
-               (preload ? "A and B preloaded into MEM" : "A and B streamed per wave") + "; accumulators " +
+               (preload ? "A and B preloaded into MEM" : partial ? "A and B streamed per wave (the first tiles preloaded)" : "A and B streamed per wave") + "; accumulators " +
                (acc_db ? "double-buffered" : "single-buffered") +
                (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
     return std::move(e.ops);

@@ -79,6 +79,9 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
         int64_t last_reader_start = INT64_MIN; ///< A later writer must also start later: the
                                                ///< program is in cycle order, and chipsim reads
                                                ///< that order as program order.
+        int64_t last_writer_start = INT64_MIN; ///< Likewise for a later writer: two accumulating
+                                               ///< matmuls whose latencies differ (stream
+                                               ///< distances) must land in program order too.
     };
     std::unordered_map<int64_t, RowState> rows;
     chipsim::ReservationTable table = model.make_table();
@@ -112,6 +115,7 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
             if (it->second.ready != INT64_MIN) start = std::max(start, it->second.ready - off);
             if (a.write && it->second.last_read != INT64_MIN) start = std::max(start, it->second.last_read + 1 - off);
             if (a.write && it->second.last_reader_start != INT64_MIN) start = std::max(start, it->second.last_reader_start + 1);
+            if (a.write && it->second.last_writer_start != INT64_MIN) start = std::max(start, it->second.last_writer_start + 1);
         }
         while (true) {
             start = model.earliest_start(use, table, start);
@@ -123,8 +127,10 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
         for (auto &a : acc) {
             RowState &st = rows[a.key];
             const int64_t when = a.at_end ? pl.end : start + a.offset;
-            if (a.write) st.ready = a.at_end ? when : when + 1;
-            else {
+            if (a.write) {
+                st.ready = a.at_end ? when : when + 1;
+                st.last_writer_start = std::max(st.last_writer_start, start);
+            } else {
                 st.last_read = std::max(st.last_read, when);
                 st.last_reader_start = std::max(st.last_reader_start, start);
             }
