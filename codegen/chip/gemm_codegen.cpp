@@ -471,12 +471,13 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
             }
 
     // Streamed kernels still load, before the kernel starts, the tiles of the first jobs that
-    // fit beside two waves of drained tiles (the host link's bytes before the first matmul are
-    // host I/O, like a preloaded kernel's); the rest streams in during the kernel.
+    // fit beside one wave of drained tiles (the host link's bytes before the first matmul are
+    // host I/O, like a preloaded kernel's); the rest streams in during the kernel. Measured:
+    // room for two waves left bf16 1024^3 at 69.6 % of MXM peak, one wave 86.8 %.
     bool partial = false;
     if (!preload) {
         std::vector<TileRef> reserve;
-        for (size_t i = 0; i < wave * size_t(kk.epilogue.empty() ? 2 : 3); ++i)
+        for (size_t i = 0; i < wave * size_t(kk.epilogue.empty() ? 1 : 2); ++i)
             if (auto tr = place_interleaved(stage_rows, 1, int(i % 2))) reserve.push_back(*tr);
         room_only = true;
         for (size_t x = 0; x < jobs.size() && !out_of_room; ++x)

@@ -73,6 +73,21 @@ TEST(ChipMatmulStreamed, OperandsLargerThanMemEqualReference) {
     }
 }
 
+TEST(ChipMatmulStreamed, Bf16Of1024CubedPreloadsWhatFitsAndReachesEightyFivePercent) {
+    // A and B (2 + 2 MiB) fill MEM, so they stream; the tiles of the first jobs that fit
+    // beside one wave of drained tiles are loaded before the kernel starts, the rest during
+    // it. Timing only (simulated cycles, exact): measured 86.8 % of MXM peak (was 59 %).
+    const int n = 1024;
+    Input A(BFloat(16), {n, n}, "A"), B(BFloat(16), {n, n}, "B");
+    Func c = ops::matmul(A, B);
+    ChipProgram p = compile_for_chip(Pipeline(c), Target::named("tsp-mini"), {{n, n}});
+    EXPECT_NE(p.summary.find("first tiles preloaded"), std::string::npos) << p.summary;
+    ChipRunOptions o;
+    o.functional = false;
+    const chipsim::Report r = run_on_chip(p, {}, o).report;
+    EXPECT_GE(r.mxm_utilization, 0.85) << r.cycles << " cycles";
+}
+
 TEST(ChipMatmulTsp, DrainsHideUnderTheNextJobAndInt8ReachesNinetyPercent) {
     // 512^3 int8, preloaded: two waves of four 512x64 jobs. A drain with a later job on its
     // plane uses one stream (it hides under that job, leaving the other streams to the other
