@@ -1,19 +1,30 @@
 /* The host kernel runtime: a persistent thread pool and aligned allocation (see
  * tessera_runtime.h). One parallel loop runs on the pool at a time; iterations are handed out
- * one by one through an atomic counter, so uneven iterations balance themselves. Workers sleep
- * on a condition variable between loops. */
+ * one by one through an atomic counter, so uneven iterations balance themselves.
+ *
+ * Waiting spins briefly before it sleeps. Waking a thread asleep on a futex takes tens of
+ * microseconds (more on a virtual machine, where the idle vCPU has halted), which is as long as
+ * a whole 256^3 matmul; kernels called back to back (and the several parallel loops of one
+ * kernel) find the workers still spinning. The spin is bounded in time and yields the CPU
+ * between checks, so on a loaded machine a waiting thread hands its core to whatever else is
+ * runnable there instead of burning its time slice. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "tessera_runtime.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TESSERA_WEAK __attribute__((weak))
 #define TESSERA_MAX_THREADS 256
+/* How long a thread waiting for work (a worker) or for the other threads to finish (the caller)
+ * checks before it sleeps. */
+#define TESSERA_SPIN_NS 100000
 
 /* The loop the pool is running. `next` and `error` are touched atomically; the rest is set
  * by the caller before the workers are woken and is read-only while the loop runs. */
@@ -32,9 +43,9 @@ typedef struct tessera_rt_pool {
     pthread_mutex_t job_mutex; /* one job at a time when several user threads call in */
     int32_t num_threads;       /* the setting, caller included; 0 = not yet decided */
     int32_t workers_started;
-    uint64_t generation;
-    int job_open; /* workers may still join the current job */
-    int active;   /* threads (caller included) inside the current job */
+    uint64_t generation; /* written under the mutex, read atomically by spinning workers */
+    int job_open;        /* workers may still join the current job */
+    int32_t active;      /* threads (caller included) inside the current job; as generation */
     tessera_rt_job job;
 } tessera_rt_pool;
 
@@ -72,6 +83,42 @@ static void run_tasks(tessera_rt_job *job) {
     }
 }
 
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static int new_generation(tessera_rt_pool *pool, uint64_t seen) {
+    return __atomic_load_n(&pool->generation, __ATOMIC_ACQUIRE) != seen;
+}
+
+static int job_finished(tessera_rt_pool *pool, uint64_t unused) {
+    (void)unused;
+    return __atomic_load_n(&pool->active, __ATOMIC_ACQUIRE) == 0;
+}
+
+/* Called without the mutex: checks ready(pool, arg) until it holds or TESSERA_SPIN_NS have
+ * passed, and returns whether it holds. Between checks it yields, so a runnable thread that
+ * shares this CPU (another job's, or the caller on a loaded machine) runs instead. */
+static int spin_until(int (*ready)(tessera_rt_pool *, uint64_t), tessera_rt_pool *pool, uint64_t arg) {
+    const uint64_t start = now_ns();
+    for (;;) {
+        if (ready(pool, arg)) return 1;
+        for (int i = 0; i < 16; ++i) cpu_relax();
+        sched_yield();
+        if (now_ns() - start > TESSERA_SPIN_NS) return ready(pool, arg);
+    }
+}
+
 static void *worker_main(void *arg) {
     tessera_rt_pool *pool = &tessera_rt_pool_state;
     int32_t worker_index = (int32_t)(intptr_t)arg; /* 0-based; the caller is not a worker */
@@ -79,16 +126,27 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&pool->mutex);
     /* Generations start at 1, so a worker created while its first job is being posted joins it. */
     uint64_t seen = 0;
+    int took_part = 0; /* in the last job: only then is the next one likely soon */
     for (;;) {
-        while (pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->mutex);
+        if (pool->generation == seen) {
+            if (took_part) {
+                pthread_mutex_unlock(&pool->mutex);
+                spin_until(new_generation, pool, seen);
+                pthread_mutex_lock(&pool->mutex);
+            }
+            while (pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->mutex);
+        }
         seen = pool->generation;
+        took_part = 0;
         /* Workers beyond the current setting stay asleep. */
         if (!pool->job_open || worker_index + 1 >= pool->num_threads) continue;
-        pool->active++;
+        took_part = 1;
+        __atomic_store_n(&pool->active, pool->active + 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&pool->mutex);
         run_tasks(&pool->job);
         pthread_mutex_lock(&pool->mutex);
-        if (--pool->active == 0) pthread_cond_broadcast(&pool->done);
+        __atomic_store_n(&pool->active, pool->active - 1, __ATOMIC_RELEASE);
+        if (pool->active == 0) pthread_cond_broadcast(&pool->done);
     }
     return NULL;
 }
@@ -124,8 +182,9 @@ TESSERA_WEAK int32_t tessera_rt_parallel_for(tessera_rt_task_fn task, void *clos
     pool->job.next = 0;
     pool->job.error = 0;
     pool->job_open = 1;
-    pool->active = 1;
-    pool->generation++;
+    __atomic_store_n(&pool->active, 1, __ATOMIC_RELAXED);
+    /* Release: a worker that sees the new generation while spinning sees the job too. */
+    __atomic_store_n(&pool->generation, pool->generation + 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->mutex);
 
@@ -135,8 +194,13 @@ TESSERA_WEAK int32_t tessera_rt_parallel_for(tessera_rt_task_fn task, void *clos
 
     pthread_mutex_lock(&pool->mutex);
     pool->job_open = 0;
-    pool->active--;
-    while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->mutex);
+    __atomic_store_n(&pool->active, pool->active - 1, __ATOMIC_RELAXED);
+    if (pool->active > 0) {
+        pthread_mutex_unlock(&pool->mutex);
+        spin_until(job_finished, pool, 0);
+        pthread_mutex_lock(&pool->mutex);
+        while (pool->active > 0) pthread_cond_wait(&pool->done, &pool->mutex);
+    }
     int32_t error = pool->job.error;
     pthread_mutex_unlock(&pool->mutex);
     pthread_mutex_unlock(&pool->job_mutex);
