@@ -25,6 +25,8 @@
 /* How long a thread waiting for work (a worker) or for the other threads to finish (the caller)
  * checks before it sleeps. */
 #define TESSERA_SPIN_NS 100000
+/* A pause between two checks this long means another thread had the CPU (see spin_until). */
+#define TESSERA_PREEMPTED_NS 20000
 
 /* The loop the pool is running. `next` and `error` are touched atomically; the rest is set
  * by the caller before the workers are woken and is read-only while the loop runs. */
@@ -107,15 +109,20 @@ static int job_finished(tessera_rt_pool *pool, uint64_t unused) {
 }
 
 /* Called without the mutex: checks ready(pool, arg) until it holds or TESSERA_SPIN_NS have
- * passed, and returns whether it holds. Between checks it yields, so a runnable thread that
- * shares this CPU (another job's, or the caller on a loaded machine) runs instead. */
+ * passed, and returns whether it holds. Between checks it yields. When a yield (or a check) takes
+ * long, another thread ran on this CPU: the machine is loaded, and a spinning thread there is
+ * only rescheduled at the end of the other's time slice, while one asleep on a futex preempts
+ * it when woken. So it stops spinning and lets the caller sleep. */
 static int spin_until(int (*ready)(tessera_rt_pool *, uint64_t), tessera_rt_pool *pool, uint64_t arg) {
     const uint64_t start = now_ns();
+    uint64_t last = start;
     for (;;) {
         if (ready(pool, arg)) return 1;
         for (int i = 0; i < 16; ++i) cpu_relax();
         sched_yield();
-        if (now_ns() - start > TESSERA_SPIN_NS) return ready(pool, arg);
+        const uint64_t now = now_ns();
+        if (now - start > TESSERA_SPIN_NS || now - last > TESSERA_PREEMPTED_NS) return ready(pool, arg);
+        last = now;
     }
 }
 
