@@ -167,3 +167,39 @@ TEST(HostSchedules, MatmulLibraryScheduleMatchesTheReference) {
         EXPECT_TRUE(c.equal) << m << "x" << n << "x" << kk << ": " << c.message;
     }
 }
+
+TEST(HostSchedules, Conv2dLibraryScheduleMatchesTheReference) {
+    // NCHW 3×3, pad 1: the register tile of channels × 2 rows × a vector of pixels (an odd
+    // height leaves a partial pair of rows; batch 2 repeats the parallel loop), a width that is
+    // no multiple of 8 (rows vectorized instead), and NHWC.
+    struct Case {
+        int batch, in_channels, out_channels, height, width;
+        bool nhwc;
+    };
+    for (const Case &s : {Case{1, 8, 16, 9, 16, false}, Case{2, 3, 8, 4, 8, false}, Case{1, 4, 8, 5, 12, false},
+                          Case{1, 8, 16, 6, 8, true}}) {
+        const std::vector<int64_t> x_shape = s.nhwc ? std::vector<int64_t>{s.batch, s.height, s.width, s.in_channels}
+                                                    : std::vector<int64_t>{s.batch, s.in_channels, s.height, s.width};
+        const std::vector<int64_t> w_shape = s.nhwc ? std::vector<int64_t>{3, 3, s.in_channels, s.out_channels}
+                                                    : std::vector<int64_t>{s.out_channels, s.in_channels, 3, 3};
+        const std::vector<int64_t> out_shape = s.nhwc ? std::vector<int64_t>{s.batch, s.height, s.width, s.out_channels}
+                                                      : std::vector<int64_t>{s.batch, s.out_channels, s.height, s.width};
+        std::vector<Expr> xs(x_shape.begin(), x_shape.end()), ws(w_shape.begin(), w_shape.end());
+        Input X(Float(32), xs, "X"), W(Float(32), ws, "W");
+        ops::Conv2dOptions o;
+        o.padding = ops::Padding2d(1);
+        if (s.nhwc) o.layout = ops::Layout::NHWC;
+        ops::Tensor out = ops::conv2d(X, W, o);
+        Pipeline p(out.func());
+        host_schedules::conv2d(p, s.nhwc, s.out_channels, s.height, s.width, false);
+        CompiledKernel k = compile_jit(p, {out_shape}, Target::host());
+        Buffer<float> x(x_shape), w(w_shape), got(out_shape);
+        x.fill_random(1);
+        w.fill_random(2);
+        ASSERT_EQ(k.call({x, w, got}), 0);
+        Buffer<> ref = evaluate_reference(out.func(), out_shape, {{X, x}, {W, w}});
+        Comparison c = compare(got, ref, Tolerance::for_type(Float(32), s.in_channels * 9));
+        EXPECT_TRUE(c.equal) << (s.nhwc ? "NHWC " : "NCHW ") << s.batch << "x" << s.in_channels << "x" << s.height << "x"
+                             << s.width << " -> " << s.out_channels << ": " << c.message;
+    }
+}
