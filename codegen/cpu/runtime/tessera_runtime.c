@@ -133,10 +133,13 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&pool->mutex);
     /* Generations start at 1, so a worker created while its first job is being posted joins it. */
     uint64_t seen = 0;
-    int took_part = 0; /* in the last job: only then is the next one likely soon */
+    /* Whether this worker is within the thread-count setting of the last job it was woken for:
+     * then the next job is likely soon. Also when it came too late to join that job (its
+     * iterations were all taken): sleeping then would make it late again for the next. */
+    int eligible = 0;
     for (;;) {
         if (pool->generation == seen) {
-            if (took_part) {
+            if (eligible) {
                 pthread_mutex_unlock(&pool->mutex);
                 spin_until(new_generation, pool, seen);
                 pthread_mutex_lock(&pool->mutex);
@@ -144,10 +147,9 @@ static void *worker_main(void *arg) {
             while (pool->generation == seen) pthread_cond_wait(&pool->wake, &pool->mutex);
         }
         seen = pool->generation;
-        took_part = 0;
         /* Workers beyond the current setting stay asleep. */
-        if (!pool->job_open || worker_index + 1 >= pool->num_threads) continue;
-        took_part = 1;
+        eligible = worker_index + 1 < pool->num_threads;
+        if (!pool->job_open || !eligible) continue;
         __atomic_store_n(&pool->active, pool->active + 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&pool->mutex);
         run_tasks(&pool->job);
