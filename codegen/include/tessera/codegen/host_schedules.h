@@ -22,8 +22,9 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
 
 /// conv2d (ops::conv2d, Func `name`, NCHW Vars n,c,y,x or NHWC n,y,x,c, RDom r = (ci, ky, kx))
 /// producing [N, O, OH, OW] (NCHW) or [N, OH, OW, O] (NHWC): the padded input computed once,
-/// a register tile of output channels × a vector of pixels (NCHW) or of pixels × vectors of
-/// channels (NHWC), the reduction inside it, parallel over output rows. Depthwise convolutions
+/// a register tile of output channels × 2 rows × a vector of pixels (NCHW, parallel over
+/// blocks of output channels) or of pixels × vectors of channels (NHWC, parallel over output
+/// rows), the reduction inside it. Depthwise convolutions
 /// (groups == channels) vectorize along the row instead.
 void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_height, int64_t out_width, bool depthwise,
             const std::string &name = "conv2d");
