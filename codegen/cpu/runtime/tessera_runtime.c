@@ -5,9 +5,9 @@
  * Waiting spins briefly before it sleeps. Waking a thread asleep on a futex takes tens of
  * microseconds (more on a virtual machine, where the idle vCPU has halted), which is as long as
  * a whole 256^3 matmul; kernels called back to back (and the several parallel loops of one
- * kernel) find the workers still spinning. The spin is bounded in time and yields the CPU
- * between checks, so on a loaded machine a waiting thread hands its core to whatever else is
- * runnable there instead of burning its time slice. */
+ * kernel) find the workers still spinning. The spin is bounded in time, yields the CPU
+ * between checks, and ends as soon as another thread has had the CPU (see spin_until), so on a
+ * loaded machine a waiting thread soon sleeps as it did before. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
