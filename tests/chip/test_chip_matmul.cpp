@@ -73,10 +73,11 @@ TEST(ChipMatmulStreamed, OperandsLargerThanMemEqualReference) {
     }
 }
 
-TEST(ChipMatmulStreamed, Bf16Of1024CubedPreloadsWhatFitsAndReachesEightyFivePercent) {
+TEST(ChipMatmulStreamed, Bf16Of1024CubedPreloadsWhatFitsAndReachesNinetyFivePercent) {
     // A and B (2 + 2 MiB) fill MEM, so they stream; the tiles of the first jobs that fit
     // beside one wave of drained tiles are loaded before the kernel starts, the rest during
-    // it. Timing only (simulated cycles, exact): measured 86.8 % of MXM peak (was 59 %).
+    // it; the B panels that do not fit the east sit in the one west slice A leaves free.
+    // Timing only (simulated cycles, exact): measured 95.4 % of MXM peak (was 59, then 86.8 %).
     const int n = 1024;
     Input A(BFloat(16), {n, n}, "A"), B(BFloat(16), {n, n}, "B");
     Func c = ops::matmul(A, B);
@@ -85,7 +86,7 @@ TEST(ChipMatmulStreamed, Bf16Of1024CubedPreloadsWhatFitsAndReachesEightyFivePerc
     ChipRunOptions o;
     o.functional = false;
     const chipsim::Report r = run_on_chip(p, {}, o).report;
-    EXPECT_GE(r.mxm_utilization, 0.85) << r.cycles << " cycles";
+    EXPECT_GE(r.mxm_utilization, 0.95) << r.cycles << " cycles";
 }
 
 TEST(ChipMatmulTsp, DrainsHideUnderTheNextJobAndInt8ReachesNinetyPercent) {
