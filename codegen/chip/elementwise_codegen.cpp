@@ -91,7 +91,7 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
                     const int64_t rs = row_stride(op.stride) * 4;
                     v.offset = (base[i + 1] + r0 * row_stride(op.stride) + (op.lanes ? c0 * L : 0)) * 4;
                     if (op.lanes) {
-                        v.outer = {{nr, rs}, {nc, op.lanes ? L * 4 : 0}};
+                        v.outer = {{nr, rs}, {nc, L * 4}};
                         v.inner_bytes = t.vector_bytes;
                     } else { // one value per row, repeated across the lanes
                         v.outer = {{nr, rs}, {nc, 0}, {L, 0}};

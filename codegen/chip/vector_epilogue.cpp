@@ -35,6 +35,21 @@ std::optional<std::pair<double, double>> int_range(Type t) {
     return t.is_uint() ? std::make_pair(0.0, span - 1) : std::make_pair(-span / 2, span / 2 - 1);
 }
 
+/// Whether every value `v` can hold fits `t` (true for types int_range does not restrict).
+bool fits(const Val &v, Type t) {
+    const auto range = int_range(t);
+    return !range || (v.lo && v.hi && *v.lo >= range->first && *v.hi <= range->second);
+}
+
+/// `v` after max(v, c) (is_max) or min(v, c): one bound tightened; it stays integral only for an
+/// integer c.
+Val clamped(Val v, bool is_max, double c) {
+    if (is_max) v.lo = v.lo ? std::max(*v.lo, c) : c;
+    else v.hi = v.hi ? std::min(*v.hi, c) : c;
+    v.integral = v.integral && std::floor(c) == c;
+    return v;
+}
+
 class EpilogueCompiler {
 public:
     EpilogueCompiler(const GemmPattern &g, DType acc) : g_(g), acc_(acc) {}
@@ -43,7 +58,7 @@ public:
         Val v = compile(g_.epilogue);
         if (v.constant) fail(g_.epilogue, "the epilogue is a constant; nothing to compute on the chip");
         const DType want = dtype_of(g_.output.type(), g_.epilogue);
-        if (auto range = int_range(g_.output.type()); range && !(v.lo && v.hi && *v.lo >= range->first && *v.hi <= range->second))
+        if (!fits(v, g_.output.type()))
             fail(g_.epilogue, "the " + g_.output.type().to_string() + " result is computed in int32 lanes and not clamped into its range");
         if (v.dtype != want) v = convert(v, want);
         p_.result = v.id;
@@ -90,7 +105,8 @@ private:
     }
 
     Val convert(const Val &v, DType to) {
-        if (v.constant || v.dtype == to) return Val{v.constant, v.id, to};
+        if (v.dtype == to) return v; // nothing to convert: keeps what is known about it
+        if (v.constant) return Val{v.constant, v.id, to};
         return emit(VxmOp::Cast, v.dtype, to, {v});
     }
 
@@ -115,7 +131,16 @@ private:
                 fail(e, "a constant on the left of this operation has no VXM form");
             }
         }
-        if (b.constant) return emit(op, t, t, {a}, *b.constant);
+        if (b.constant) {
+            Val r = emit(op, t, t, {a}, *b.constant);
+            if (op == VxmOp::Min || op == VxmOp::Max) { // what is known about a, bounded by the constant
+                r.lo = a.lo;
+                r.hi = a.hi;
+                r.integral = a.integral;
+                r = clamped(r, op == VxmOp::Max, *b.constant);
+            }
+            return r;
+        }
         return emit(op, t, t, {a, b});
     }
 
@@ -138,9 +163,10 @@ private:
             if (chipsim::dtype_is_float(v.dtype) && !chipsim::dtype_is_float(t) && !v.integral)
                 fail(e, "a float -> integer cast truncates in Tessera but the VXM rounds to nearest; round first "
                         "(round(x), then the cast is exact) or keep the epilogue in float");
-            if (auto range = int_range(c->type); range && !(v.lo && v.hi && *v.lo >= range->first && *v.hi <= range->second))
-                fail(e, "narrowing to " + c->type.to_string() + " wraps values outside [" + std::to_string(int64_t(range->first)) +
-                            ", " + std::to_string(int64_t(range->second)) + "]; clamp into that range first "
+            if (!fits(v, c->type))
+                fail(e, "narrowing to " + c->type.to_string() + " wraps values outside [" +
+                            std::to_string(int64_t(int_range(c->type)->first)) + ", " +
+                            std::to_string(int64_t(int_range(c->type)->second)) + "]; clamp into that range first "
                             "(requantise: cast<int8>(clamp(round(x * scale), -128, 127)))");
             Val r = v.int32_source >= 0 && t == DType::Int32 ? Val{std::nullopt, v.int32_source, DType::Int32} : convert(v, t);
             r.lo = v.lo;
@@ -184,11 +210,11 @@ private:
         if (e.as<Min>() || e.as<Max>()) {
             if (auto r = clamped_round(e)) return *r;
         }
-        if (const Min *o = e.as<Min>()) return bounded(binary(VxmOp::Min, e, o->a, o->b, true), o->b, false);
+        if (const Min *o = e.as<Min>()) return binary(VxmOp::Min, e, o->a, o->b, true);
         if (const Max *o = e.as<Max>()) {
             if (auto c = as_const_float(o->b); (c && *c == 0.0)) return relu(e, o->a);
             if (auto c = as_const_int(o->b); (c && *c == 0)) return relu(e, o->a);
-            return bounded(binary(VxmOp::Max, e, o->a, o->b, true), o->b, true);
+            return binary(VxmOp::Max, e, o->a, o->b, true);
         }
         fail(e, "this operation has no VXM form (supported: + - * / min max exp tanh rsqrt sigmoid casts)");
     }
@@ -208,20 +234,6 @@ private:
         if (auto i = as_const_int(e)) return double(*i);
         if (auto f = as_const_float(e)) return *f;
         return std::nullopt;
-    }
-
-    /// min(x, c) / max(x, c) with a constant c: what is known about x, bounded by c.
-    static Val bounded(Val r, const Expr &bound, bool is_max) {
-        const std::optional<double> c = constant_of(bound);
-        if (!c) {
-            r.lo = r.hi = std::nullopt;
-            r.integral = false;
-            return r;
-        }
-        if (is_max) r.lo = r.lo ? std::max(*r.lo, *c) : *c;
-        else r.hi = r.hi ? std::min(*r.hi, *c) : *c;
-        r.integral = r.integral && std::floor(*c) == *c;
-        return r;
     }
 
     /// round(y) clamped by min/max with integer constants (a requantise): computed as
@@ -251,9 +263,9 @@ private:
         if (y.constant) fail(e, "round of a constant should have been folded");
         for (auto it = clamps.rbegin(); it != clamps.rend(); ++it) {
             Val c = emit(it->first ? VxmOp::Max : VxmOp::Min, t, t, {y}, it->second);
-            c.lo = it->first ? (y.lo ? std::max(*y.lo, it->second) : it->second) : y.lo;
-            c.hi = it->first ? y.hi : (y.hi ? std::min(*y.hi, it->second) : it->second);
-            y = c;
+            c.lo = y.lo;
+            c.hi = y.hi;
+            y = clamped(c, it->first, it->second);
         }
         const double limit = 2147483520.0; // the largest fp32 below 2^31
         if (!y.lo || !y.hi || *y.lo < -limit || *y.hi > limit)

@@ -134,7 +134,7 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
 /// How many of an op's schedules were accepted and rejected, and why.
 struct Tally {
     int accepted = 0, rejected = 0;
-    std::map<std::string, int> reasons; ///< First line of each rejection, up to the first ':' after "chip backend: ".
+    std::map<std::string, int> reasons; ///< Each rejection's first line (reason_of), counted.
 };
 
 std::string reason_of(const std::string &what) {

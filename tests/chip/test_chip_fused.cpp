@@ -62,6 +62,22 @@ TEST_P(ChipFused, Int8MatmulRequantisedToInt8) {
     EXPECT_NE(r.program.assembly.find("vxm.cast.fp32.int32"), std::string::npos) << r.program.assembly;
 }
 
+TEST_P(ChipFused, Int32ClampNarrowsToInt8) {
+    // An integer clamp proves the range as well: both bounds of clamp(acc, -128, 127) reach the
+    // narrowing cast.
+    const std::string chip = GetParam();
+    Input A(Int(8), {24, 64}, "A"), B(Int(8), {64, 40}, "B");
+    Func acc = ops::matmul(A, B);
+    Func q("saturated");
+    Var i("i"), j("j");
+    q(i, j) = cast(Int(8), clamp(acc(i, j), -128, 127));
+    Buffer<> a(Int(8), {24, 64}), b(Int(8), {64, 40});
+    a.fill_random(14);
+    b.fill_random(15);
+    ChipResult r = expect_matches_reference(Pipeline(q), {24, 40}, {{A, a}, {B, b}}, chip, Int(8));
+    EXPECT_EQ(r.outputs.at(0).type(), Int(8));
+}
+
 TEST_P(ChipFused, NarrowingWithoutAClampIsRejected) {
     const std::string chip = GetParam();
     Input A(Int(8), {16, 64}, "A"), B(Int(8), {64, 64}, "B");
