@@ -64,14 +64,28 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     const int nr = 2 * lanes, mr = lanes >= 16 ? 8 : 6;
     Var i("i"), j("j"), io("io"), jo("jo"), ii("ii"), ji("ji"), jc("jc"), jr("jr");
     const VarOrRVar k("k"), ko("ko"), ki("ki");
-    // The zero fill in blocks of rows of at least 32 KiB: one task per row (1 KiB at N = 256)
-    // costs less than the atomic increment that hands it out, which moves between the cores
-    // with every task (at 256³ on 2 threads the fill took ~20 µs of a ~220 µs call).
-    const int64_t min_rows = std::clamp<int64_t>((32 * 1024 / 4 + N - 1) / N, 1, M);
-    const int64_t fill_blocks = (M + min_rows - 1) / min_rows;
-    const int64_t fill_rows = (M + fill_blocks - 1) / fill_blocks; // equal blocks: a small overlap
+    // Small products (up to 512³): the row-tile loop below gives each thread too little work per
+    // parallel loop, and B is packed by one thread before it. Instead, 4 column strips run in
+    // parallel and each packs its own panels of B (inside the parallel loop). On the 2-core
+    // EPYC with load ~4 (other builds), 2 threads, ratio to Halide's manual schedule in the
+    // same run: 256³ 1.14-1.34× (row tiles: 1.04-1.07×); 512³ 1.22-1.41× (row tiles:
+    // 1.29-1.49×, alike within the noise).
+    const int strips = 4;
+    const bool by_strips = M * N * K <= int64_t{512} * 512 * 512 && N % (strips * nr) == 0;
     Var ib("ib"), ir("ir");
-    C.split(i, ib, ir, static_cast<int>(fill_rows)).vectorize(j, lanes).parallel(ib);
+    if (by_strips) {
+        // The zero fill by the same column strips: the pool gives a thread the same part of
+        // every parallel loop, so each core zeroes the block of C it then accumulates into.
+        C.split(j, ib, ir, static_cast<int>(N / strips)).vectorize(ir, lanes).parallel(ib);
+    } else {
+        // The zero fill in blocks of rows of at least 32 KiB: one task per row (1 KiB at N = 256)
+        // costs less than the atomic increment that hands it out, which moves between the cores
+        // with every task (at 256³ on 2 threads the fill took ~20 µs of a ~220 µs call).
+        const int64_t min_rows = std::clamp<int64_t>((32 * 1024 / 4 + N - 1) / N, 1, M);
+        const int64_t fill_blocks = (M + min_rows - 1) / min_rows;
+        const int64_t fill_rows = (M + fill_blocks - 1) / fill_blocks; // equal blocks: a small overlap
+        C.split(i, ib, ir, static_cast<int>(fill_rows)).vectorize(j, lanes).parallel(ib);
+    }
     Stage u = C.update();
     if (N < nr || M < mr) {
         // Too small to tile: vectorize the rows, k inside.
@@ -82,16 +96,8 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     // sliver of mr rows of A is multiplied with it. Column strips of up to 1024 columns: the
     // fewer the strips, the fewer times A is read (on a 2-core EPYC, strips of 256 to 1024
     // measured alike within the noise at 1024 and 2048). Row tiles run in parallel inside the
-    // k block, sharing its packed B (column strips in parallel for small products, below).
+    // k block, sharing its packed B (column strips in parallel for small products, above).
     const int64_t kc = dividing_block(K, {256, 512, 384, 192, 128, 64});
-    // Small products (up to 512³): the row-tile loop gives each thread too little work per
-    // parallel loop, and B is packed by one thread before it. Instead, 4 column strips run in
-    // parallel and each packs its own panels of B (inside the parallel loop). On the 2-core
-    // EPYC with load ~4 (other builds), 2 threads, ratio to Halide's manual schedule in the
-    // same run: 256³ 1.14-1.34× (row tiles: 1.04-1.07×); 512³ 1.22-1.41× (row tiles:
-    // 1.29-1.49×, alike within the noise). Not yet measured with both cores free.
-    const int strips = 4;
-    const bool by_strips = M * N * K <= int64_t{512} * 512 * 512 && N % (strips * nr) == 0;
     const int64_t nc = by_strips ? N / strips : dividing_block(N, {64 * nr, 32 * nr, 16 * nr, 8 * nr, 4 * nr, 2 * nr, nr});
     u.split(j, jo, jc, static_cast<int>(nc)).split(jc, jr, ji, nr).split(i, io, ii, mr);
     if (kc < K) {

@@ -64,6 +64,39 @@ int32_t arrive_and_wait(void *closure, int32_t) {
 
 } // namespace
 
+/// Which thread ran each iteration of one loop.
+struct RunBy {
+    std::vector<std::thread::id> thread;
+    explicit RunBy(int n) : thread(n) {}
+};
+
+int32_t record_thread_after_work(void *closure, int32_t i) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    static_cast<RunBy *>(closure)->thread[i] = std::this_thread::get_id();
+    return 0;
+}
+
+TEST(Runtime, EachThreadRunsItsOwnPartOfTheLoop) {
+    // The pool cuts a loop into one contiguous part per thread, the caller's first, so the same
+    // thread touches the same data in every call (a pool handing out iterations one by one
+    // from a single counter interleaves them between the threads). A thread kept off its CPU
+    // has its part taken by the other, which on a busy machine happens now and then.
+    ThreadCountGuard guard;
+    set_num_threads(2);
+    const int loops = 200, extent = 8;
+    int caller_ran_its_part = 0;
+    for (int loop = 0; loop < loops; ++loop) {
+        RunBy by(extent);
+        ASSERT_EQ(tessera_rt_parallel_for(record_thread_after_work, &by, 0, extent), 0);
+        bool all = true;
+        for (int i = 0; i < extent / 2; ++i) all = all && by.thread[i] == std::this_thread::get_id();
+        caller_ran_its_part += all;
+    }
+    EXPECT_GE(caller_ran_its_part, loops / 2) << "of " << loops << " loops";
+}
+
 TEST(Runtime, BackToBackLoopsRunEveryIterationOnce) {
     ThreadCountGuard guard;
     for (int threads : {2, 4}) {

@@ -1,6 +1,11 @@
 /* The host kernel runtime: a persistent thread pool and aligned allocation (see
- * tessera_runtime.h). One parallel loop runs on the pool at a time; iterations are handed out
- * one by one through an atomic counter, so uneven iterations balance themselves.
+ * tessera_runtime.h). One parallel loop runs on the pool at a time. Its iterations are cut into
+ * one contiguous chunk per thread, handed out one by one from each chunk through an atomic
+ * counter: a thread runs its own chunk first, then takes what is left of the others'. So a
+ * thread gets the same part of a loop on every call, and the data that part touches (rows of
+ * the output, panels of an operand) stays in its core's caches from one call, or one parallel
+ * loop of a kernel, to the next; and a thread that comes late or runs slow has its share taken
+ * by the others, so uneven iterations still balance themselves.
  *
  * Waiting spins briefly before it sleeps. Waking a thread asleep on a futex takes tens of
  * microseconds (more on a virtual machine, where the idle vCPU has halted), which is as long as
@@ -28,14 +33,21 @@
 /* A pause between two checks this long means another thread had the CPU (see spin_until). */
 #define TESSERA_PREEMPTED_NS 20000
 
-/* The loop the pool is running. `next` and `error` are touched atomically; the rest is set
- * by the caller before the workers are woken and is read-only while the loop runs. */
+/* One thread's part of a loop: iterations [next, end) not yet handed out. */
+typedef struct tessera_rt_chunk {
+    int32_t next, end;
+    char padding[56]; /* a cache line each: the threads take from their own chunks at once */
+} tessera_rt_chunk;
+
+/* The loop the pool is running. The chunks' `next` and `error` are touched atomically; the
+ * rest is set by the caller before the workers are woken and is read-only while the loop runs. */
 typedef struct tessera_rt_job {
     tessera_rt_task_fn task;
     void *closure;
     int32_t min, extent;
-    int32_t next;
     int32_t error;
+    int32_t chunks;
+    tessera_rt_chunk chunk[TESSERA_MAX_THREADS];
 } tessera_rt_job;
 
 typedef struct tessera_rt_pool {
@@ -55,7 +67,7 @@ typedef struct tessera_rt_pool {
  * it a single weak definition shared by every copy of the runtime that is linked in. */
 TESSERA_WEAK tessera_rt_pool tessera_rt_pool_state = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-    PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, {0, 0, 0, 0, 0, 0}};
+    PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, 0, 0, {0}};
 
 /* Set on pool workers and on a caller while it runs a job's tasks: nested loops run serially. */
 static __thread int tessera_rt_in_task = 0;
@@ -71,16 +83,21 @@ static int32_t default_num_threads(void) {
     return cores > TESSERA_MAX_THREADS ? TESSERA_MAX_THREADS : (int32_t)cores;
 }
 
-static void run_tasks(tessera_rt_job *job) {
-    for (;;) {
-        int32_t i = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-        if (i >= job->extent) return;
-        /* After an error the remaining iterations are skipped, not run. */
-        if (__atomic_load_n(&job->error, __ATOMIC_RELAXED) != 0) continue;
-        int32_t rc = job->task(job->closure, job->min + i);
-        if (rc != 0) {
-            int32_t expected = 0;
-            __atomic_compare_exchange_n(&job->error, &expected, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+/* Runs the iterations of chunk `self` (the caller is 0, worker w is w + 1), then those left in
+ * the other chunks. Every iteration is handed out once by its chunk's counter, whoever takes it. */
+static void run_tasks(tessera_rt_job *job, int32_t self) {
+    for (int32_t c = 0; c < job->chunks; ++c) {
+        tessera_rt_chunk *chunk = &job->chunk[(self + c) % job->chunks];
+        for (;;) {
+            int32_t i = __atomic_fetch_add(&chunk->next, 1, __ATOMIC_RELAXED);
+            if (i >= chunk->end) break;
+            /* After an error the remaining iterations are skipped, not run. */
+            if (__atomic_load_n(&job->error, __ATOMIC_RELAXED) != 0) continue;
+            int32_t rc = job->task(job->closure, job->min + i);
+            if (rc != 0) {
+                int32_t expected = 0;
+                __atomic_compare_exchange_n(&job->error, &expected, rc, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+            }
         }
     }
 }
@@ -152,7 +169,7 @@ static void *worker_main(void *arg) {
         if (!pool->job_open || !eligible) continue;
         __atomic_store_n(&pool->active, pool->active + 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&pool->mutex);
-        run_tasks(&pool->job);
+        run_tasks(&pool->job, worker_index + 1);
         pthread_mutex_lock(&pool->mutex);
         __atomic_store_n(&pool->active, pool->active - 1, __ATOMIC_RELEASE);
         if (pool->active == 0) pthread_cond_broadcast(&pool->done);
@@ -188,7 +205,13 @@ TESSERA_WEAK int32_t tessera_rt_parallel_for(tessera_rt_task_fn task, void *clos
     pool->job.closure = closure;
     pool->job.min = min;
     pool->job.extent = extent;
-    pool->job.next = 0;
+    /* A chunk per thread of the setting, even when fewer workers could be started (then the
+     * others take the missing ones' chunks). */
+    pool->job.chunks = threads < extent ? threads : extent;
+    for (int32_t c = 0; c < pool->job.chunks; ++c) {
+        pool->job.chunk[c].next = (int32_t)((int64_t)extent * c / pool->job.chunks);
+        pool->job.chunk[c].end = (int32_t)((int64_t)extent * (c + 1) / pool->job.chunks);
+    }
     pool->job.error = 0;
     pool->job_open = 1;
     __atomic_store_n(&pool->active, 1, __ATOMIC_RELAXED);
@@ -198,7 +221,7 @@ TESSERA_WEAK int32_t tessera_rt_parallel_for(tessera_rt_task_fn task, void *clos
     pthread_mutex_unlock(&pool->mutex);
 
     tessera_rt_in_task = 1;
-    run_tasks(&pool->job);
+    run_tasks(&pool->job, 0);
     tessera_rt_in_task = 0;
 
     pthread_mutex_lock(&pool->mutex);
