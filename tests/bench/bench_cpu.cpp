@@ -13,6 +13,7 @@
 #include <cblas.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -325,6 +326,18 @@ int main(int argc, char **argv) {
         add("conv3x3/onednn" + t, [=](benchmark::State &s) { onednn_conv3x3(s, threads); });
     }
     benchmark::AddCustomContext("fp32_peak", peak().how);
+    // Repetitions of the different benchmarks run in a random order unless the command line
+    // says otherwise: on a shared, noisy machine a slow spell then falls on every
+    // implementation alike instead of on whichever ran during it, so the ratios hold.
+    std::vector<char *> args(argv, argv + argc);
+    std::string interleave = "--benchmark_enable_random_interleaving=true";
+    if (std::none_of(args.begin(), args.end(), [](const char *a) {
+            return std::string(a).rfind("--benchmark_enable_random_interleaving", 0) == 0;
+        }))
+        args.push_back(interleave.data());
+    argc = static_cast<int>(args.size());
+    args.push_back(nullptr);
+    argv = args.data();
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     benchmark::RunSpecifiedBenchmarks();
