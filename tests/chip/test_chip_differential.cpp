@@ -75,6 +75,18 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
                           Tolerance{}};
     });
     cases.push_back([] {
+        // Grouped: 3 groups of 3 input and 2 output channels, asymmetric padding, stride 2.
+        Input X(Int(8), {1, 9, 8, 7}, "X"), W(Int(8), {6, 3, 3, 3}, "W");
+        ops::Conv2dOptions o;
+        o.stride = {2, 1};
+        o.padding = ops::Padding2d(1, 0, 2, 1);
+        o.groups = 3;
+        ops::Tensor c = ops::conv2d(X, W, o);
+        return ChipOpCase{"grouped_conv2d_i8", c, c.concrete_shape(),
+                          {{X, random_buffer(Int(8), {1, 9, 8, 7}, 23)}, {W, random_buffer(Int(8), {6, 3, 3, 3}, 24)}},
+                          Tolerance{}};
+    });
+    cases.push_back([] {
         Input X(Float(32), {19, 23}, "X");
         return ChipOpCase{"softmax_f32", ops::softmax(X), {19, 23}, {{X, random_buffer(Float(32), {19, 23}, 10)}},
                           fp32_vector(23)};
