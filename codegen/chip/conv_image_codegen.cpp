@@ -47,7 +47,9 @@ public:
         int64_t dram = 0; // next free byte of the DRAM scratch
         for (const ConvImageSource &s : sources) {
             ConvImage img;
-            if (e_.streaming()) img = s.nchw ? tsp_nchw(s) : tsp_nhwc(s);
+            // tsp-mini: a zero row only where some window leaves the image (the matmuls read it).
+            const bool windows_leave = pad.pad_top > 0 || pad.pad_left > 0 || pad.hp > pad.pad_top + s.h || pad.wp > pad.pad_left + s.w;
+            if (e_.streaming()) img = s.nchw ? tsp_nchw(s, windows_leave) : tsp_nhwc(s, windows_leave);
             else img = npu(s, pad, dram);
             out.images.push_back(img);
         }
@@ -73,10 +75,11 @@ private:
     }
 
     /// One row of zeros, made once: `written` (any row already written) shifted by a whole
-    /// vector, so every lane shifts in a zero.
+    /// vector, so every lane shifts in a zero. tsp-mini: in bank 0, beside the images, so that
+    /// copying it into a stage (bank 1) never reads and writes one bank.
     TileRef zero_row(const TileRef &written) {
         if (zero_.count == 0) {
-            zero_ = e_.streaming() ? e_.tile(1, VectorEmitter::other_side(written), 1, "zero row") : e_.tile(1, 0, 0, "zero row");
+            zero_ = e_.streaming() ? e_.tile(1, VectorEmitter::other_side(written), 0, "zero row") : e_.tile(1, 0, 0, "zero row");
             if (e_.streaming()) placed_.push_back(zero_);
             shift(zero_, VectorEmitter::rows_of(written, 0, 1), vl_, DType::Int8, "zero row");
         }
@@ -143,7 +146,7 @@ private:
         emit_sxm_transpose(e_, s.dtype, dst, VectorEmitter::rows_of(stage, b * L * kc + k, L, kc), "image to pixel rows");
     }
 
-    ConvImage tsp_nhwc(const ConvImageSource &s) {
+    ConvImage tsp_nhwc(const ConvImageSource &s, bool need_zero) {
         ConvImage img;
         img.pixel_rows = s.c * es(s) / vl_;
         img.first_block = s.c_first * es(s) / vl_;
@@ -154,7 +157,7 @@ private:
             if (it == nhwc_.end()) {
                 TileRef tr = keep(rows, int(n % 2), "image " + s.tensor);
                 e_.load(tr, strided_rows(s.tensor, n * rows * vl_, rows, vl_, vl_), "image " + s.tensor);
-                zero_row(tr);
+                if (need_zero) zero_row(tr);
                 nhwc_.push_back({key, tr});
                 it = nhwc_.end() - 1;
             }
@@ -165,22 +168,31 @@ private:
         return img;
     }
 
-    ConvImage tsp_nchw(const ConvImageSource &s) {
+    ConvImage tsp_nchw(const ConvImageSource &s, bool need_zero) {
         const int64_t L = lanes(s), kc = ceil_div(s.h * s.w, L), blocks = ceil_div(s.c_count, L);
         ConvImage img;
         img.pixel_rows = blocks;
         int64_t transposes = 0;
         for (int64_t n = 0; n < s.n; ++n) {
-            const int side = int((n + s.c_first) % 2);
-            const TileRef stage = e_.tile_anywhere(blocks * L * kc, side, "image channels of " + s.tensor, true);
-            load_channel_rows(s, n, s.c_first, s.c_count, stage, kc);
-            zero_fill(VectorEmitter::rows_of(stage, s.c_count * kc, (blocks * L - s.c_count) * kc), stage);
-            const TileRef image = keep(kc * L * blocks, 1 - side, "image " + s.tensor);
-            zero_row(stage);
+            // The image in bank 0 of one hemisphere, each channel block's rows in bank 1 of
+            // alternating hemispheres: a block's transposes run on that hemisphere's SXM, so
+            // both SXMs work (one stage for all blocks: 14^2 256->256 NCHW 9261 cycles, per
+            // block 7359; splitting a single block's pixel chunks over both measured slower),
+            // and no transpose reads and writes one bank.
+            const int side = int((n + s.c_first / L) % 2);
+            const TileRef image = keep(kc * L * blocks, side, "image " + s.tensor);
+            std::vector<TileRef> stages;
+            for (int64_t b = 0; b < blocks; ++b) {
+                const int64_t cs = std::min(L, s.c_count - b * L);
+                stages.push_back(e_.tile_anywhere(L * kc, int((side + b) % 2), "image channels of " + s.tensor, true, 1));
+                placed_.push_back(stages.back()); // read by the transposes, which the kernel's placement does not see
+                load_channel_rows(s, n, s.c_first + b * L, cs, stages.back(), kc);
+                zero_fill(VectorEmitter::rows_of(stages.back(), cs * kc, (L - cs) * kc), stages.back());
+            }
+            if (need_zero) zero_row(stages[0]);
             for (int64_t k = 0; k < kc; ++k)
                 for (int64_t b = 0; b < blocks; ++b, ++transposes)
-                    transpose_chunk(s, VectorEmitter::rows_of(image, k * L * blocks + b, L, blocks), stage, kc, k, b);
-            placed_.push_back(stage); // read by the transposes, which the kernel's placement does not see
+                    transpose_chunk(s, VectorEmitter::rows_of(image, k * L * blocks + b, L, blocks), stages[size_t(b)], kc, k, 0);
             img.tiles.push_back(image);
         }
         summary_ += "image " + s.tensor + " channels " + std::to_string(s.c_first) + ".." + std::to_string(s.c_first + s.c_count - 1) +

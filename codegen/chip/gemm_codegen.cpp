@@ -233,6 +233,7 @@ struct Emitter {
         const int64_t hi = c.w - 1 - off < 0 ? 0 : std::min(c.ow, (c.w - 1 - off) / c.sw + 1);
         auto zeros = [&](int64_t first_row, int64_t rows) {
             if (rows <= 0) return;
+            if (kk.conv->zero_row.count == 0) throw Error("chip backend: internal: a conv window leaves the image but no zero row was made");
             TileRef z = kk.conv->zero_row;
             z.count = rows;
             z.stride = 0;
