@@ -125,6 +125,12 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
                           {{A, random_buffer(Int(32), {5, 1}, 23)}, {B, random_buffer(Int(32), {1, 6}, 24)}}, Tolerance{}};
     });
     cases.push_back([] {
+        // bf16 throughout: every op rounds to bf16 on the chip as in the reference (bit-exact).
+        Input A(BFloat(16), {6, 37}, "A"), B(BFloat(16), {37}, "B");
+        return ChipOpCase{"mul_add_relu_bf16", ops::relu(ops::add(ops::mul(A, A), B)), {6, 37},
+                          {{A, random_buffer(BFloat(16), {6, 37}, 27)}, {B, random_buffer(BFloat(16), {37}, 28)}}, Tolerance{}};
+    });
+    cases.push_back([] {
         Input X(Float(32), {3, 5, 21}, "X");
         return ChipOpCase{"gelu_tanh_f32", ops::gelu(X, ops::GeluApproximation::Tanh), {3, 5, 21},
                           {{X, random_buffer(Float(32), {3, 5, 21}, 25)}}, fp32_vector(1)};
