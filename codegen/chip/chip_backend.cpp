@@ -212,9 +212,12 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         on_chip = on_chip && internal::chip::conv_image_on_chip(sources.back(), t);
     }
     if (!on_chip && G > 1)
-        throw Error("chip backend: grouped conv2d " + g.output.name() + ": each group's " + std::to_string(Cg) + " channels of the NHWC image " +
-                    g.a->name() + " are not whole " + std::to_string(t.vector_bytes) + "-byte rows, which the chip's layout pass needs to "
-                    "cut out a group's channels; use NCHW, or a multiple of " + std::to_string(lanes) + " channels per group");
+        throw Error("chip backend: grouped conv2d " + g.output.name() + ": " +
+                    (cv.nchw ? "the NCHW image " + g.a->name() + "'s channel planes of " + std::to_string(H * W) +
+                                   " pixels are more than the chip's layout pass stages at once on " + t.name + "; use smaller tiles of the image"
+                             : "each group's " + std::to_string(Cg) + " channels of the NHWC image " + g.a->name() + " are not whole " +
+                                   std::to_string(t.vector_bytes) + "-byte rows, which the chip's layout pass needs to cut out a "
+                                   "group's channels; use NCHW, or a multiple of " + std::to_string(lanes) + " channels per group"));
     // On chip, a pixel's channels are whole vector rows (the transposes' and DMA rows' unit).
     const int64_t Cp = on_chip ? round_up(Cg, lanes) : round_up(C, unit.k), Op = round_up(Og, unit.n);
     GemmKernel::Conv geo;

@@ -158,6 +158,13 @@ TEST(ChipConvErrors, GroupedNhwcWithPartialRowsSaysWhy) {
     for (const char *chip : {"tsp-mini", "npu-edge"}) test::expect_chip_error(p.pipeline, p.shape, chip, "grouped conv2d");
 }
 
+TEST(ChipConvErrors, GroupedNchwPlanesTooLargeForNpuStagingSaysWhy) {
+    // 70 x 70 = 4900 pixels a channel plane: more than npu-edge's pre-pass stages at once (the
+    // host cannot cut a group's channels out instead).
+    ConvProblem p = make_conv(ConvCase{1, 4, 70, 70, 4, 1, 1, 0, ops::Layout::NCHW, Int(8), false, 1, 2});
+    test::expect_chip_error(p.pipeline, p.shape, "npu-edge", "channel planes of 4900 pixels");
+}
+
 TEST(ChipConvErrors, GroupsNotDividingChannels) {
     Input X(Int(8), {1, 6, 5, 5}, "X"), Wt(Int(8), {8, 2, 3, 3}, "Wt");
     ops::Conv2dOptions opt;
