@@ -218,8 +218,11 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
                              : "each group's " + std::to_string(Cg) + " channels of the NHWC image " + g.a->name() + " are not whole " +
                                    std::to_string(t.vector_bytes) + "-byte rows, which the chip's layout pass needs to cut out a "
                                    "group's channels; use NCHW, or a multiple of " + std::to_string(lanes) + " channels per group"));
-    // On chip, a pixel's channels are whole vector rows (the transposes' and DMA rows' unit).
-    const int64_t Cp = on_chip ? round_up(Cg, lanes) : round_up(C, unit.k), Op = round_up(Og, unit.n);
+    // On chip, a pixel's channels are whole vector rows (the transposes' and DMA rows' unit),
+    // except in npu-edge's DRAM image of an NCHW image, which pads them to the array's depth
+    // only (32 int8 channels: half a row; conv_image_codegen.cpp doubles such rows).
+    const bool dram_image = on_chip && cv.nchw && t.issue != chipsim::IssueKind::Static;
+    const int64_t Cp = on_chip && !dram_image ? round_up(Cg, lanes) : round_up(dram_image ? Cg : C, unit.k), Op = round_up(Og, unit.n);
     GemmKernel::Conv geo;
     geo.hp = std::max((OH - 1) * cv.stride_h + (cv.kh - 1) * cv.dilation_h + 1, cv.pad_top + H);
     geo.wp = std::max((OW - 1) * cv.stride_w + (cv.kw - 1) * cv.dilation_w + 1, cv.pad_left + W);

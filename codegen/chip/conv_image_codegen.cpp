@@ -250,15 +250,27 @@ private:
                     load_channel_rows(s, n, s.c_first + c0, cs, stage, kc);
                     if (written.count == 0) written = stage;
                     zero_fill(VectorEmitter::rows_of(stage, cs * kc, (blocks * L - cs) * kc), stage);
-                    for (int64_t b = 0; b < blocks; ++b)
+                    for (int64_t b = 0; b < blocks; ++b) {
+                        // A pixel's last channel block may be half a row (the array's 32
+                        // channels of int8): its channel rows are doubled, so each pixel row
+                        // holds them twice and a store may write both halves to one place.
+                        const bool half = (c0 / L + b + 1) * L > pad.cp;
+                        if (half) {
+                            Instruction copy;
+                            copy.op = Opcode::MemCopy;
+                            copy.tiles = {VectorEmitter::rows_of(stage, (b * L + L / 2) * kc, L / 2 * kc),
+                                          VectorEmitter::rows_of(stage, b * L * kc, L / 2 * kc)};
+                            e_.emit(copy, "double a half block");
+                        }
                         for (int64_t k0 = 0; k0 < kc; k0 += chunks) {
                             const int64_t nk = std::min(chunks, kc - k0);
                             const TileRef px = e_.tile(nk * L, 0, 0, "pixel rows");
                             for (int64_t k = k0; k < k0 + nk; ++k)
                                 transpose_chunk(s, VectorEmitter::rows_of(px, (k - k0) * L, L), stage, kc, k, b);
-                            stores += store_pixels(px, k0 * L, std::min(hw, (k0 + nk) * L), (c0 / L + b) * vl_, s, pad, at);
+                            stores += store_pixels(px, k0 * L, std::min(hw, (k0 + nk) * L), (c0 / L + b) * vl_, half, s, pad, at);
                             e_.retire(px);
                         }
+                    }
                     e_.retire(stage);
                 }
             }
@@ -274,7 +286,7 @@ private:
     /// their padded pixels: one strided store per run inside an image row, one 2-D store for
     /// whole image rows. Returns the stores.
     template <typename At>
-    int64_t store_pixels(const TileRef &src, int64_t p0, int64_t p1, int64_t lane_offset, const ConvImageSource &s,
+    int64_t store_pixels(const TileRef &src, int64_t p0, int64_t p1, int64_t lane_offset, bool half, const ConvImageSource &s,
                          const ConvPadding &pad, At at) {
         const int64_t pixel_bytes = pad.cp * es(s);
         int64_t stores = 0;
@@ -293,6 +305,10 @@ private:
                 count = lines * s.w;
                 v.outer = {{lines, pad.wp * pixel_bytes}, {s.w, pixel_bytes}};
             }
+            if (half) { // both halves of the row (the same values) to the same half row
+                v.outer.push_back({2, 0});
+                v.inner_bytes = vl_ / 2;
+            }
             e_.store(v, VectorEmitter::rows_of(src, p - p0, count), "pixel rows");
             p += count;
         }
@@ -308,13 +324,21 @@ private:
             zeros_ = e_.tile(kStoreRows, 0, 0, "zero rows");
             zero_fill(zeros_, written);
         }
-        const int64_t cap = zeros_.count * vl_;
+        // Pixels of half rows (see npu()): zeros in 32-byte runs, each written twice.
+        const int64_t unit = pixel_bytes % vl_ == 0 ? vl_ : vl_ / 2, cap = zeros_.count * unit;
         int64_t stores = 0;
-        auto band = [&](int64_t offset, int64_t bytes) { // contiguous
-            for (int64_t b = 0; b < bytes; b += cap, ++stores) {
-                const int64_t now = std::min(cap, bytes - b);
-                e_.store(strided_rows("DRAM", offset + b, 1, 0, now), VectorEmitter::rows_of(zeros_, 0, now / vl_), "zero border");
+        auto zero_store = [&](OffchipView v) {
+            const int64_t bytes = v.total_bytes();
+            if (unit != vl_) {
+                v.outer.push_back({v.inner_bytes / unit, unit});
+                v.outer.push_back({2, 0});
+                v.inner_bytes = unit;
             }
+            e_.store(v, VectorEmitter::rows_of(zeros_, 0, bytes / unit), "zero border");
+            ++stores;
+        };
+        auto band = [&](int64_t offset, int64_t bytes) { // contiguous
+            for (int64_t b = 0; b < bytes; b += cap) zero_store(strided_rows("DRAM", offset + b, 1, 0, std::min(cap, bytes - b)));
         };
         auto columns = [&](int64_t offset, int64_t width) { // `width` pixels at the same place of every image row
             if (width == 0) return;
@@ -326,9 +350,7 @@ private:
                     ++y;
                     continue;
                 }
-                e_.store(strided_rows("DRAM", offset + (pad.pad_top + y) * line, lines, line, bytes),
-                         VectorEmitter::rows_of(zeros_, 0, lines * bytes / vl_), "zero border");
-                ++stores;
+                zero_store(strided_rows("DRAM", offset + (pad.pad_top + y) * line, lines, line, bytes));
                 y += lines;
             }
         };
