@@ -177,6 +177,18 @@ TEST(ChipConvErrors, GroupsNotDividingChannels) {
     }
 }
 
+TEST(ChipConv, NpuStemConvFromNchwDoesNoMoreMacsThanFromNhwc) {
+    // 3 channels: the NCHW image's DRAM copy pads them to the array's 32, as the host pads the
+    // NHWC one, not to a whole 64-byte row (which would double the MACs).
+    auto macs = [](ops::Layout layout) {
+        ConvProblem p = make_conv(ConvCase{1, 3, 20, 21, 16, 7, 2, 3, layout, Int(8), false});
+        ChipRunOptions timing;
+        timing.functional = false;
+        return run_on_chip(compile_for_chip(p.pipeline, Target::named("npu-edge"), {p.shape}), {}, timing).report.macs;
+    };
+    EXPECT_EQ(macs(ops::Layout::NCHW), macs(ops::Layout::NHWC));
+}
+
 TEST(ChipConv, ResNetLayerImageCrossesTheLinkOnce) {
     // 56x56x64 NHWC 3x3: before, the host padded the image and every tap's window crossed the
     // link (9 times); now the raw image crosses once and the chip reads windows from MEM.
