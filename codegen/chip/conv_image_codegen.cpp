@@ -9,6 +9,10 @@
 // chunk's window may read past its channel's plane (those pixels are never used) but never
 // past the tensor: a window that would is loaded from the tensor's last vector and shifted
 // into place on the SXM, which also zeroes the lanes past the end.
+//
+// npu-edge's DRAM image pads a pixel's channels to the array's depth, as the host did: for
+// int8 that can end in half a 64-byte row, whose channel rows are doubled before the
+// transpose, so that a store can write both (equal) halves of a pixel row to that half row.
 #include "conv_image_codegen.h"
 
 #include <algorithm>
