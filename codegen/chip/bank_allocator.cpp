@@ -131,6 +131,26 @@ void BankAllocator::release(const chipsim::TileRef &t) {
     give(banks[size_t((h * m.slices + slice) * m.banks + t.bank)], t.base, t.base + t.count);
 }
 
+void BankAllocator::claim(const chipsim::TileRef &t) {
+    const int mi = memory_index(t.memory);
+    const chipsim::MemoryDesc &m = target_.memories[size_t(mi)];
+    auto &banks = free_[size_t(mi)];
+    auto take_at = [&](std::vector<Range> &free, int64_t begin, int64_t rows) {
+        if (!take(free, rows, begin))
+            throw Error("chip backend: internal: rows " + std::to_string(begin) + ".." + std::to_string(begin + rows - 1) + " of " +
+                        t.memory + " are taken twice");
+    };
+    if (m.interleaved) return take_at(banks[0], t.base, t.count);
+    const int h = t.side == 'e' ? 1 : 0;
+    if (t.slice < 0 && m.hemispheres * m.slices > 1) {
+        const int64_t local = (t.count + m.slices - 1) / m.slices, s = t.base / m.slices;
+        for (int sl = 0; sl < m.slices; ++sl) take_at(banks[size_t((h * m.slices + sl) * m.banks + t.bank)], s, local);
+        return;
+    }
+    const int slice = t.slice < 0 ? 0 : t.slice;
+    take_at(banks[size_t((h * m.slices + slice) * m.banks + t.bank)], t.base, t.count);
+}
+
 int64_t BankAllocator::free_rows(const std::string &memory, int flat_bank) const {
     const int mi = memory_index(memory);
     int64_t n = 0;

@@ -28,6 +28,9 @@ public:
     std::optional<chipsim::TileRef> flat(const std::string &memory, int64_t rows);
     /// Returns a tile's rows.
     void release(const chipsim::TileRef &tile);
+    /// Takes exactly the rows of `tile` (placed by another allocator, e.g. a pre-pass whose
+    /// results a kernel keeps reading). Throws tessera::Error when some of them are taken.
+    void claim(const chipsim::TileRef &tile);
 
     /// Rows still free in a flat bank.
     int64_t free_rows(const std::string &memory, int flat_bank) const;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <map>
 
+#include "conv_image_codegen.h"
 #include "gemm_codegen.h"
 #include "gemm_pattern.h"
 #include "instruction_scheduler.h"
@@ -184,21 +185,44 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
     cp.tensors.push_back(std::move(mp));
 }
 
-/// conv2d as an implicit GEMM: the image padded on the host into [N, Hp, Wp, Cp], the filter as
-/// [KH, KW, Cp, O] = a [KH*KW*Cp, O] matrix, the result [N, OH, OW, O].
+/// conv2d as implicit GEMMs, one per channel group: the filter as [KH, KW, Cp, Og] = a
+/// [KH*KW*Cp, Og] matrix per group, the result [N, OH, OW, Og] per group. The image crosses the
+/// link as it is and the chip builds the layout the matmuls read (conv_image_codegen.h); only
+/// an NHWC image whose channels are not whole 64-byte rows is still padded into [N, Hp, Wp, Cp]
+/// on the host (groups = 1 only).
 ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p) {
+    using internal::chip::ConvImageSource;
     const chipsim::Target &t = cp.target;
     const internal::chip::ConvParams &cv = *g.conv;
-    auto ishape = [](const Input &in) { return constant_shape(in); };
-    const std::vector<int64_t> xs = ishape(*g.a), ws = ishape(*g.b);
+    const std::vector<int64_t> xs = constant_shape(*g.a), ws = constant_shape(*g.b);
     const int64_t N = xs[0], C = cv.nchw ? xs[1] : xs[3], H = cv.nchw ? xs[2] : xs[1], W = cv.nchw ? xs[3] : xs[2];
     const int64_t O = cv.nchw ? shape[1] : shape[3], OH = cv.nchw ? shape[2] : shape[1], OW = cv.nchw ? shape[3] : shape[2];
-    GemmKernel kk;
-    kk.in_dtype = g.a->type() == Int(8) ? chipsim::DType::Int8 : chipsim::DType::BF16;
-    kk.acc_dtype = g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32;
-    if (!t.mxm_supports(kk.in_dtype)) throw Error(std::string("chip backend: the MXM of ") + t.name + " does not take " + chipsim::dtype_name(kk.in_dtype));
-    const auto &unit = t.mxm_shape(kk.in_dtype);
-    const int64_t Cp = (C + unit.k - 1) / unit.k * unit.k, Op = (O + unit.n - 1) / unit.n * unit.n;
+    const int64_t G = cv.groups, Cg = C / G, Og = O / G;
+    GemmKernel base;
+    base.in_dtype = g.a->type() == Int(8) ? chipsim::DType::Int8 : chipsim::DType::BF16;
+    base.acc_dtype = g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32;
+    if (!t.mxm_supports(base.in_dtype)) throw Error(std::string("chip backend: the MXM of ") + t.name + " does not take " + chipsim::dtype_name(base.in_dtype));
+    const auto &unit = t.mxm_shape(base.in_dtype);
+    const int64_t lanes = t.vector_bytes / chipsim::dtype_bytes(base.in_dtype);
+    auto round_up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+    std::vector<ConvImageSource> sources;
+    bool on_chip = true;
+    for (int64_t gi = 0; gi < G; ++gi) {
+        sources.push_back({"X", base.in_dtype, cv.nchw, N, C, H, W, gi * Cg, Cg});
+        on_chip = on_chip && internal::chip::conv_image_on_chip(sources.back(), t);
+    }
+    if (!on_chip && G > 1)
+        throw Error("chip backend: grouped conv2d " + g.output.name() + ": " +
+                    (cv.nchw ? "the NCHW image " + g.a->name() + "'s channel planes of " + std::to_string(H * W) +
+                                   " pixels are more than the chip's layout pass stages at once on " + t.name + "; use smaller tiles of the image"
+                             : "each group's " + std::to_string(Cg) + " channels of the NHWC image " + g.a->name() + " are not whole " +
+                                   std::to_string(t.vector_bytes) + "-byte rows, which the chip's layout pass needs to cut out a "
+                                   "group's channels; use NCHW, or a multiple of " + std::to_string(lanes) + " channels per group"));
+    // On chip, a pixel's channels are whole vector rows (the transposes' and DMA rows' unit),
+    // except in npu-edge's DRAM image of an NCHW image, which pads them to the array's depth
+    // only (32 int8 channels: half a row; conv_image_codegen.cpp doubles such rows).
+    const bool dram_image = on_chip && cv.nchw && t.issue != chipsim::IssueKind::Static;
+    const int64_t Cp = on_chip && !dram_image ? round_up(Cg, lanes) : round_up(dram_image ? Cg : C, unit.k), Op = round_up(Og, unit.n);
     GemmKernel::Conv geo;
     geo.hp = std::max((OH - 1) * cv.stride_h + (cv.kh - 1) * cv.dilation_h + 1, cv.pad_top + H);
     geo.wp = std::max((OW - 1) * cv.stride_w + (cv.kw - 1) * cv.dilation_w + 1, cv.pad_left + W);
@@ -211,58 +235,143 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     geo.sw = cv.stride_w;
     geo.dh = cv.dilation_h;
     geo.dw = cv.dilation_w;
-    kk.conv = geo;
-    kk.groups = N;
-    kk.m = OH * OW;
-    kk.n = Op;
-    kk.k = cv.kh * cv.kw * Cp;
-    kk.a_batched = true;
-    kk.b_batched = false;
+    geo.h = H;
+    geo.w = W;
+    geo.pad_top = cv.pad_top;
+    geo.pad_left = cv.pad_left;
+    base.groups = N;
+    base.m = OH * OW;
+    base.n = Op;
+    base.k = cv.kh * cv.kw * Cp;
+    base.a_batched = true;
+    base.b_batched = false;
     for (const Directive &d : g.product.contents()->schedule.stage(0))
-        if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC && d.bank >= 0) kk.acc_bank = d.bank;
-    kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
-    const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
-    declare(cp, "A", g.a->name(), kk.in_dtype, {N, geo.hp, geo.wp, Cp}, xs, cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3},
-            cv.nchw ? std::vector<int64_t>{0, 0, cv.pad_top, cv.pad_left} : std::vector<int64_t>{0, cv.pad_top, cv.pad_left, 0}, false);
-    declare(cp, "B", g.b->name(), kk.in_dtype, {cv.kh, cv.kw, Cp, Op}, ws,
-            cv.nchw ? std::vector<int>{3, 2, 0, 1} : std::vector<int>{0, 1, 2, 3}, {}, false);
-    const int cdim = cv.nchw ? 1 : 3;
-    for (size_t i = 0; i < kk.epilogue.operands.size(); ++i) {
-        const auto &op = kk.epilogue.operands[i];
-        const auto &od = op.source.output_dim;
-        bool has_c = false, has_n = false, has_y = false, has_x = false;
-        for (int d : od) {
-            has_c |= d == cdim;
-            has_n |= d == 0;
-            has_y |= d == (cv.nchw ? 2 : 1);
-            has_x |= d == (cv.nchw ? 3 : 2);
-        }
-        if (!has_c || has_y != has_x)
-            throw Error("chip backend: the epilogue of " + g.output.name() + " reads Input " + op.source.input.name() +
-                        " in a way the VXM epilogue cannot broadcast (per channel, or per pixel and channel)");
-        kk.operand_dims.push_back({has_n, has_y, true});
-        std::vector<int64_t> cs;
-        int idx[4] = {-1, -1, -1, -1}; // chip dims: n, oh, ow, c
-        if (has_n) { idx[0] = int(cs.size()); cs.push_back(N); }
-        if (has_y) { idx[1] = int(cs.size()); cs.push_back(OH); idx[2] = int(cs.size()); cs.push_back(OW); }
-        idx[3] = int(cs.size());
-        cs.push_back(Op);
-        std::vector<int> dims;
-        for (int d : od) {
-            int role = d < 0 ? -1 : d == 0 ? 0 : d == cdim ? 3 : d == (cv.nchw ? 2 : 1) ? 1 : 2;
-            dims.push_back(role < 0 ? -1 : idx[role]);
-        }
-        declare(cp, "E" + std::to_string(i), op.source.input.name(), op.dtype, cs, ishape(op.source.input), dims, {}, false);
-    }
-    declare(cp, "C", g.output.name(), kk.epilogue.out_dtype, {N, OH, OW, Op}, shape,
-            cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3}, {}, true);
+        if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC && d.bank >= 0) base.acc_bank = d.bank;
+    base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
+
     chipsim::TimingModel model(t);
-    std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, cp.summary);
-    cp.summary = "conv2d " + std::to_string(cv.kh) + "x" + std::to_string(cv.kw) + " as an implicit GEMM (" +
-                 std::to_string(cv.kh * cv.kw) + " taps, one matmul each) -> " + cp.summary;
+    const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
+    const std::vector<int> image_dims = cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3};
+    internal::chip::ConvPrepass pre;
+    if (on_chip) {
+        declare(cp, "X", g.a->name(), base.in_dtype, xs, xs, {0, 1, 2, 3}, {}, false);
+        pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
+    } else {
+        declare(cp, "A", g.a->name(), base.in_dtype, {N, geo.hp, geo.wp, Cp}, xs, image_dims,
+                cv.nchw ? std::vector<int64_t>{0, 0, cv.pad_top, cv.pad_left} : std::vector<int64_t>{0, cv.pad_top, cv.pad_left, 0}, false);
+    }
+    // A group's slice of a tensor whose channel dimension (source dimension `cdim`, chip
+    // dimension `chip_c`) holds all groups' channels.
+    auto slice_of_group = [&](int64_t gi, int cdim, int chip_c, int64_t per_group) {
+        ChipTensorMap &mp = cp.tensors.back();
+        if (G == 1) return;
+        mp.chip_offset.assign(mp.source_shape.size(), 0);
+        mp.chip_offset[size_t(cdim)] = -gi * per_group;
+        mp.chip_limit = mp.chip_shape;
+        mp.chip_limit[size_t(chip_c)] = per_group;
+    };
+    const int cdim = cv.nchw ? 1 : 3;
+    std::vector<internal::chip::ChipOp> kernel_ops;
+    std::string summaries;
+    for (int64_t gi = 0; gi < G; ++gi) {
+        GemmKernel kk = base;
+        kk.conv = geo;
+        kk.tensor_suffix = G > 1 ? "_g" + std::to_string(gi) : "";
+        const std::string sfx = kk.tensor_suffix;
+        if (on_chip) {
+            const internal::chip::ConvImage &img = pre.images[size_t(gi)];
+            kk.conv->image = img.tiles;
+            kk.conv->zero_row = pre.zero_row;
+            kk.conv->pixel_rows = img.pixel_rows;
+            kk.conv->first_block = img.first_block;
+            kk.conv->reserved = pre.placed;
+            kk.conv->a_tensor = img.tensor;
+            kk.conv->a_offset = img.offset;
+        }
+        declare(cp, "B" + sfx, g.b->name(), kk.in_dtype, {cv.kh, cv.kw, Cp, Op}, ws,
+                cv.nchw ? std::vector<int>{3, 2, 0, 1} : std::vector<int>{0, 1, 2, 3}, {}, false);
+        slice_of_group(gi, cv.nchw ? 0 : 3, 3, Og);
+        for (size_t i = 0; i < kk.epilogue.operands.size(); ++i) {
+            const auto &op = kk.epilogue.operands[i];
+            const auto &od = op.source.output_dim;
+            bool has_c = false, has_n = false, has_y = false, has_x = false;
+            int c_source = -1;
+            for (size_t d = 0; d < od.size(); ++d) {
+                if (od[d] == cdim) c_source = int(d);
+                has_c |= od[d] == cdim;
+                has_n |= od[d] == 0;
+                has_y |= od[d] == (cv.nchw ? 2 : 1);
+                has_x |= od[d] == (cv.nchw ? 3 : 2);
+            }
+            if (!has_c || has_y != has_x)
+                throw Error("chip backend: the epilogue of " + g.output.name() + " reads Input " + op.source.input.name() +
+                            " in a way the VXM epilogue cannot broadcast (per channel, or per pixel and channel)");
+            if (gi == 0) base.operand_dims.push_back({has_n, has_y, true});
+            std::vector<int64_t> cs;
+            int idx[4] = {-1, -1, -1, -1}; // chip dims: n, oh, ow, c
+            if (has_n) { idx[0] = int(cs.size()); cs.push_back(N); }
+            if (has_y) { idx[1] = int(cs.size()); cs.push_back(OH); idx[2] = int(cs.size()); cs.push_back(OW); }
+            idx[3] = int(cs.size());
+            cs.push_back(Op);
+            std::vector<int> dims;
+            for (int d : od) {
+                int role = d < 0 ? -1 : d == 0 ? 0 : d == cdim ? 3 : d == (cv.nchw ? 2 : 1) ? 1 : 2;
+                dims.push_back(role < 0 ? -1 : idx[role]);
+            }
+            declare(cp, "E" + std::to_string(i) + sfx, op.source.input.name(), op.dtype, cs, constant_shape(op.source.input), dims, {}, false);
+            slice_of_group(gi, c_source, idx[3], Og);
+        }
+        kk.operand_dims = base.operand_dims;
+        declare(cp, "C" + sfx, g.output.name(), kk.epilogue.out_dtype, {N, OH, OW, Op}, shape, image_dims, {}, true);
+        slice_of_group(gi, cdim, 3, Og);
+        std::string summary;
+        std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, summary);
+        summaries += (G > 1 ? "group " + std::to_string(gi) + ": " : std::string()) + summary;
+        kernel_ops.insert(kernel_ops.end(), ops.begin(), ops.end());
+    }
+    // The raw image first; the pre-pass's work after the kernel's preloads (it starts the
+    // kernel's cycles, as its matmuls do), ahead of the matmuls, which read what it writes.
+    std::vector<internal::chip::ChipOp> ops = pre.host_loads;
+    auto first_compute = std::find_if(kernel_ops.begin(), kernel_ops.end(), [](const internal::chip::ChipOp &op) {
+        return op.in.op != chipsim::Opcode::DmaLoad;
+    });
+    if (t.issue != chipsim::IssueKind::Static) first_compute = kernel_ops.begin();
+    ops.insert(ops.end(), kernel_ops.begin(), first_compute);
+    ops.insert(ops.end(), pre.ops.begin(), pre.ops.end());
+    ops.insert(ops.end(), first_compute, kernel_ops.end());
+    cp.summary = "conv2d " + std::to_string(cv.kh) + "x" + std::to_string(cv.kw) + " as " +
+                 (G > 1 ? std::to_string(G) + " implicit GEMMs, one per group (" : "an implicit GEMM (") + std::to_string(cv.kh * cv.kw) +
+                 " taps, one matmul each) -> " + (on_chip ? "layout on chip: " + pre.summary : "image padded on the host; ") + summaries;
     cp.program.target = t.name;
-    cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
-                                                                    : internal::chip::insert_semaphores(ops, model);
+    if (t.issue == chipsim::IssueKind::Static) {
+        cp.program.instructions = internal::chip::schedule_static(ops, model);
+        // chipsim hands stream lanes out in cycle order, the list scheduler in emission order;
+        // where a later instruction filled an earlier gap the two can disagree (seen once:
+        // 7x7 512->512 NCHW). A timing-only run finds it; chipsim's own ASAP pass then moves
+        // what collides (the list schedule's cycles as lower bounds), and if even that fails
+        // the in-order schedule, which always agrees, is taken at the cost of overlap.
+        auto agrees = [&] {
+            try {
+                chipsim::SimOptions check;
+                check.functional = false;
+                chipsim::simulate(cp.program, model, check);
+                return true;
+            } catch (const Error &) {
+                return false;
+            }
+        };
+        if (!agrees()) {
+            cp.program = chipsim::schedule_asap(cp.program, model);
+            std::stable_sort(cp.program.instructions.begin(), cp.program.instructions.end(),
+                             [](const chipsim::Instruction &a, const chipsim::Instruction &b) { return a.cycle < b.cycle; });
+            if (!agrees()) {
+                cp.program.instructions = internal::chip::schedule_static(ops, model, /*in_order=*/true);
+                cp.summary += "(in-order schedule: the list schedule's stream lanes disagreed with chipsim's)\n";
+            }
+        }
+    } else {
+        cp.program.instructions = internal::chip::insert_semaphores(ops, model);
+    }
     cp.assembly = chipsim::disassemble(cp.program);
     cp.outputs = {g.output.name()};
     cp.output_shapes = {shape};
@@ -424,7 +533,7 @@ template <typename Fn> void for_each_mapped(const ChipTensorMap &mp, Fn fn) {
             const int cd = mp.chip_dim_of_source[d];
             if (cd >= 0) {
                 const int64_t ci = idx[d] + (mp.chip_offset.empty() ? 0 : mp.chip_offset[d]);
-                if (ci >= mp.chip_shape[size_t(cd)]) ok = false;
+                if (ci < 0 || ci >= (mp.chip_limit.empty() ? mp.chip_shape : mp.chip_limit)[size_t(cd)]) ok = false;
                 chip += ci * cs[size_t(cd)];
             } else if (idx[d] != 0) {
                 ok = false;
@@ -491,17 +600,16 @@ ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const Ch
     r.program = cp;
     if (options.trace) r.trace_json = chipsim::chrome_trace_json(sim, cp.program, model);
     for (size_t o = 0; o < cp.outputs.size(); ++o) {
-        const ChipTensorMap *mp = nullptr;
+        std::vector<const ChipTensorMap *> maps; // several when kernels compute slices of it (conv groups)
         for (auto &x : cp.tensors)
-            if (x.is_output && x.source == cp.outputs[o]) mp = &x;
-        Func f;
-        (void)f;
-        const chipsim::TensorDecl *decl = cp.program.tensor(mp->tensor);
+            if (x.is_output && x.source == cp.outputs[o]) maps.push_back(&x);
+        const chipsim::TensorDecl *decl = cp.program.tensor(maps[0]->tensor);
         // The pipeline's dtype when known (a requantised int8 result travels in int32 lanes,
         // every value in range by construction), else the chip tensor's own.
         const Type type = o < cp.output_types.size() ? cp.output_types[o] : host_type(decl->dtype);
-        Buffer<> out(type, mp->source_shape);
-        if (options.functional) {
+        Buffer<> out(type, maps[0]->source_shape);
+        for (const ChipTensorMap *mp : maps) {
+            if (!options.functional) break;
             const chipsim::TensorData &td = sim.outputs.at(mp->tensor);
             const int es = chipsim::dtype_bytes(td.dtype);
             const bool is_float = chipsim::dtype_is_float(td.dtype);

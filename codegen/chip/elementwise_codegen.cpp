@@ -5,8 +5,9 @@
 // count L (16), so a vector row is L consecutive elements of a row. An Input that the output
 // broadcasts along some dimensions is read with stride 0 along them by the DMA (a row vector
 // repeated down the rows; a column vector repeated across the lanes, element by element), so
-// no operand is expanded on the host. Values compute in int32 or fp32 lanes; the host widens
-// narrower inputs exactly on their way in.
+// no operand is expanded on the host. Values compute in int32 or fp32 lanes (the host widens
+// narrower inputs exactly on their way in), or, for a pipeline of bf16 values only, in bf16
+// lanes (32 a row), every op rounding its result to bf16 as the reference does.
 #include <algorithm>
 
 #include "program_tensors.h"
@@ -24,8 +25,10 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
     const chipsim::Target &t = cp.target;
     const int rank = int(shape.size());
     if (rank == 0) throw Error("chip backend: " + g.output.name() + " is a scalar; chip kernels work on tensors of rank >= 1");
-    const VectorProgram prog = compile_epilogue(g, g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32);
-    const int64_t L = t.vector_bytes / 4; // every value is 32-bit on the VXM
+    const VectorProgram prog =
+        compile_epilogue(g, g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32, /*bf16_values=*/true);
+    // Every value is 32-bit on the VXM, or every value is bf16 (compile_epilogue checks).
+    const int64_t es = prog.out_dtype == chipsim::DType::BF16 ? 2 : 4, L = t.vector_bytes / es;
     const int64_t cols = shape.back(), chunks = (cols + L - 1) / L;
     std::vector<int64_t> chip_shape = shape;
     chip_shape.back() = chunks * L;
@@ -88,14 +91,14 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
                     const Operand &op = operands[i];
                     chipsim::OffchipView v;
                     v.tensor = "E" + std::to_string(i);
-                    const int64_t rs = row_stride(op.stride) * 4;
-                    v.offset = (base[i + 1] + r0 * row_stride(op.stride) + (op.lanes ? c0 * L : 0)) * 4;
+                    const int64_t rs = row_stride(op.stride) * es;
+                    v.offset = (base[i + 1] + r0 * row_stride(op.stride) + (op.lanes ? c0 * L : 0)) * es;
                     if (op.lanes) {
-                        v.outer = {{nr, rs}, {nc, L * 4}};
+                        v.outer = {{nr, rs}, {nc, L * es}};
                         v.inner_bytes = t.vector_bytes;
                     } else { // one value per row, repeated across the lanes
                         v.outer = {{nr, rs}, {nc, 0}, {L, 0}};
-                        v.inner_bytes = 4;
+                        v.inner_bytes = es;
                     }
                     vals[i + 1] = e.tile_anywhere(n, int(i % 2), "a block of " + prog.operands[i].source.input.name());
                     block.own(vals[i + 1]);
@@ -103,7 +106,20 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
                 }
                 for (const VectorStep &s : prog.steps) {
                     std::vector<TileRef> srcs;
-                    for (int x : s.srcs) srcs.push_back(vals[size_t(x)]);
+                    for (int x : s.srcs) {
+                        TileRef src = vals[size_t(x)];
+                        // x * x: one bank cannot feed both operands at once on tsp-mini; the
+                        // second reads a copy.
+                        if (e.streaming() && std::find(srcs.begin(), srcs.end(), src) != srcs.end()) {
+                            const TileRef copy = block.fresh(n, {src}, VectorEmitter::other_side(src), "a copy of a squared value");
+                            chipsim::Instruction mc;
+                            mc.op = chipsim::Opcode::MemCopy;
+                            mc.tiles = {copy, src};
+                            e.emit(mc, "copy for a square");
+                            src = copy;
+                        }
+                        srcs.push_back(src);
+                    }
                     const TileRef dst = block.fresh(n, srcs, VectorEmitter::other_side(srcs[0]), "element-wise value");
                     chipsim::Instruction in = s.proto;
                     in.tiles = {dst};
@@ -113,8 +129,8 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
                 }
                 chipsim::OffchipView yv;
                 yv.tensor = "Y";
-                yv.offset = (base[0] + r0 * row_stride(y_stride) + c0 * L) * 4;
-                yv.outer = {{nr, row_stride(y_stride) * 4}, {nc, L * 4}};
+                yv.offset = (base[0] + r0 * row_stride(y_stride) + c0 * L) * es;
+                yv.outer = {{nr, row_stride(y_stride) * es}, {nc, L * es}};
                 yv.inner_bytes = t.vector_bytes;
                 e.store(yv, vals[size_t(prog.result)], "result block");
                 block.retire_all();

@@ -190,8 +190,8 @@ struct Emitter {
             if (m0 % c.ow != 0 || rows % c.ow != 0)
                 throw Error("chip backend: internal: a conv tile must cover whole output rows");
             OffchipView v;
-            v.tensor = "A";
-            v.offset = (((g * c.hp + oh0 * c.sh + dy * c.dh) * c.wp + dx * c.dw) * c.cp + c0) * es;
+            v.tensor = c.a_tensor;
+            v.offset = c.a_offset + (((g * c.hp + oh0 * c.sh + dy * c.dh) * c.wp + dx * c.dw) * c.cp + c0) * es;
             v.outer.push_back({rows / c.ow, c.sh * c.wp * c.cp * es});
             v.outer.push_back({c.ow, c.sw * c.cp * es});
             if (ku * es < vl) v.outer.push_back({vl / (ku * es), 0});
@@ -203,7 +203,7 @@ struct Emitter {
     }
     OffchipView b_view(int64_t g, int64_t k0, int64_t n0) const {
         const int64_t gb = kk.b_batched ? g : 0;
-        return rows_view("B", ((gb * kk.k + k0) * kk.n + n0) * es, ku, kk.n * es, nu, es);
+        return rows_view("B" + kk.tensor_suffix, ((gb * kk.k + k0) * kk.n + n0) * es, ku, kk.n * es, nu, es);
     }
     /// An output-layout view (C or an epilogue operand) of rows m0.. of columns n0..n0+nu.
     OffchipView out_view(const std::string &tensor, std::array<bool, 3> dims, int64_t g, int64_t m0, int64_t rows,
@@ -212,11 +212,61 @@ struct Emitter {
         const int64_t sm = dims[1] ? (dims[2] ? kk.n : 1) : 0;
         const int64_t sg = dims[0] ? (dims[1] ? kk.m : 1) * (dims[2] ? kk.n : 1) : 0;
         OffchipView v;
-        v.tensor = tensor;
+        v.tensor = tensor + kk.tensor_suffix;
         v.offset = (g * sg + m0 * sm + n0 * sn) * 4;
         v.outer.push_back({rows, sm * 4});
         v.inner_bytes = nu * 4;
         return v;
+    }
+
+    /// tsp-mini conv with the image in MEM: the matmul of K block kb (one tap, one channel
+    /// block) into the accumulator rows of output rows m0.. of image g, one mxm.mm per output
+    /// row streaming the tap's window straight from the image (every sw-th pixel of an image
+    /// row). Window pixels outside the image would add zeros, so they are skipped, except by
+    /// the job's first matmul, which overwrites: it streams the zero row into their
+    /// accumulator rows, so that every row starts defined.
+    void conv_mm(int plane, int buffer, const TileRef &acc, int64_t g, int64_t m0, int64_t kb, bool first, bool ap) {
+        const auto &c = *kk.conv;
+        const int64_t k0 = kb * ku, tap = k0 / c.cp, block = (k0 % c.cp) / ku, dy = tap / c.kw, dx = tap % c.kw;
+        const int64_t off = dx * c.dw - c.pad_left; // input column of output column 0
+        const int64_t lo = off >= 0 ? 0 : (-off + c.sw - 1) / c.sw;
+        const int64_t hi = c.w - 1 - off < 0 ? 0 : std::min(c.ow, (c.w - 1 - off) / c.sw + 1);
+        auto zeros = [&](int64_t first_row, int64_t rows) {
+            if (rows <= 0) return;
+            if (kk.conv->zero_row.count == 0) throw Error("chip backend: internal: a conv window leaves the image but no zero row was made");
+            TileRef z = kk.conv->zero_row;
+            z.count = rows;
+            z.stride = 0;
+            mm(plane, buffer, prefix_rows(acc, first_row, rows), z, false, ap);
+        };
+        // A 1x1 conv's output rows whose windows continue one another (whole rows with
+        // sh * w == ow * sw) stream as one run, as the matmul's A tiles would (56^2 256->64:
+        // 5288 -> 4680 cycles). Not for larger filters: a long run holds the read ports of
+        // every slice of the image that the other planes' taps read too (3x3 64->64 @56^2,
+        // center taps chained: 10219 -> 12343 cycles).
+        const bool chained = c.kh * c.kw == 1 && lo == 0 && hi == c.ow && c.sh * c.w == c.ow * c.sw;
+        const int64_t rows = acc.count / c.ow;
+        for (int64_t r = 0, run = 1; r < rows; r += run) {
+            const int64_t iy = (m0 / c.ow + r) * c.sh + dy * c.dh - c.pad_top;
+            const bool inside = iy >= 0 && iy < c.h && hi > lo;
+            run = 1;
+            if (inside && chained)
+                while (r + run < rows && iy + run * c.sh < c.h) ++run;
+            if (inside) {
+                TileRef src = c.image[size_t(g)];
+                src.base += ((iy * c.w + lo * c.sw + off) * c.pixel_rows + c.first_block + block) * src.stride;
+                src.stride *= c.sw * c.pixel_rows;
+                src.count = (run - 1) * c.ow + hi - lo;
+                mm(plane, buffer, prefix_rows(acc, r * c.ow + lo, src.count), src, !first, ap);
+            }
+            if (first) {
+                if (!inside) zeros(r * c.ow, c.ow);
+                else {
+                    zeros(r * c.ow, lo);
+                    zeros(r * c.ow + hi, c.ow - hi);
+                }
+            }
+        }
     }
 
     void emit(Instruction in, const std::string &what, bool after_preload = false) {
@@ -301,6 +351,10 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     const chipsim::MemoryDesc *acc_mem = nullptr;
     for (auto &m : t.memories)
         if (m.accumulator) acc_mem = &m;
+    // A conv whose image the pre-pass keeps in MEM has no A tiles: conv_mm reads the image.
+    const bool image_on_chip = kk.conv && !kk.conv->image.empty();
+    if (image_on_chip)
+        for (const TileRef &tr : kk.conv->reserved) e.alloc.claim(tr);
     const chipsim::MemoryDesc &mem = *t.memory("MEM");
     const int64_t acc_rows = acc_mem->rows_per_bank;
     const int planes = t.mxm.count;
@@ -402,7 +456,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         std::map<std::string, bool> seen;
         for (auto &j : jobs) {
             for (int64_t kb = 0; kb < KB; ++kb) {
-                if (!seen[a_key(j, kb)]) {
+                if (!image_on_chip && !seen[a_key(j, kb)]) {
                     seen[a_key(j, kb)] = true;
                     const int64_t rows = rows_of(j);
                     all.push_back({a_key(j, kb), [&, kb, rows] { return place_a(kb, rows); }});
@@ -449,7 +503,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     for (size_t w = 0; w < jobs.size(); w += wave)
         for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
             for (int64_t kb = 0; kb < KB; ++kb) {
-                cache.plan_use(a_key(jobs[x], kb), int64_t(w));
+                if (!image_on_chip) cache.plan_use(a_key(jobs[x], kb), int64_t(w));
                 cache.plan_use(b_key(jobs[x], kb), int64_t(w));
             }
             for (int64_t i = 0; i < ops_n; ++i) cache.plan_use(e_key(jobs[x], i), int64_t(w));
@@ -496,7 +550,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         for (size_t w = 0; w < jobs.size(); w += wave)
             for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
                 for (int64_t kb = 0; kb < KB; ++kb) {
-                    a_tile(jobs[x], kb, int64_t(w));
+                    if (!image_on_chip) a_tile(jobs[x], kb, int64_t(w));
                     b_tile(jobs[x], kb, int64_t(w));
                 }
                 for (int64_t i = 0; i < ops_n; ++i) e_tile(jobs[x], i, int64_t(w));
@@ -515,7 +569,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         for (size_t x = 0; x < jobs.size() && !out_of_room; ++x)
             for (int64_t kb = 0; kb < KB && !out_of_room; ++kb) {
                 const int64_t w = int64_t(x / wave * wave);
-                a_tile(jobs[x], kb, w);
+                if (!image_on_chip) a_tile(jobs[x], kb, w);
                 if (!out_of_room) b_tile(jobs[x], kb, w);
                 partial = true;
             }
@@ -562,7 +616,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         std::vector<std::vector<TileRef>> at(end - w), bt(end - w), et(end - w);
         for (size_t x = w; x < end; ++x) {
             for (int64_t kb = 0; kb < KB; ++kb) {
-                at[x - w].push_back(a_tile(jobs[x], kb, int64_t(w)));
+                if (!image_on_chip) at[x - w].push_back(a_tile(jobs[x], kb, int64_t(w)));
                 bt[x - w].push_back(b_tile(jobs[x], kb, int64_t(w)));
             }
             for (int64_t i = 0; i < ops_n; ++i) et[x - w].push_back(e_tile(jobs[x], i, int64_t(w)));
@@ -583,7 +637,8 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                 const int64_t kb = (s + j.plane) % KB;
                 const int buf = wbuf[size_t(j.plane)]++ % t.mxm.weight_buffers;
                 e.lw(j.plane, buf, bt[x - w][size_t(kb)], ap);
-                e.mm(j.plane, buf, accs[x - w], at[x - w][size_t(kb)], s > 0, ap);
+                if (image_on_chip) e.conv_mm(j.plane, buf, accs[x - w], j.g, j.mc * R, kb, s == 0, ap);
+                else e.mm(j.plane, buf, accs[x - w], at[x - w][size_t(kb)], s > 0, ap);
             }
         for (size_t x = w; x < end; ++x) {
             const Job &j = jobs[x];

@@ -36,8 +36,24 @@ struct GemmKernel {
     struct Conv {
         int64_t hp = 0, wp = 0, cp = 0, oh = 0, ow = 0, kh = 1, kw = 1;
         int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+        /// The padded image's off-chip home (npu-edge: the DRAM region the on-chip pre-pass
+        /// wrote; the host-padded program tensor "A" otherwise).
+        std::string a_tensor = "A";
+        int64_t a_offset = 0;
+        /// tsp-mini: the image stays in MEM as the pre-pass (conv_image_codegen.h) left it,
+        /// unpadded: pixel (y, x) of image g, channel block b is row
+        /// ((y * w + x) * pixel_rows + first_block + b) of image[g]. The matmuls then stream each
+        /// tap's window straight from it, one output row per mxm.mm, and the padding costs no
+        /// memory: an output pixel whose tap falls outside the image reads zero_row.
+        std::vector<chipsim::TileRef> image;
+        chipsim::TileRef zero_row;
+        int64_t h = 0, w = 0, pad_top = 0, pad_left = 0, pixel_rows = 1, first_block = 0;
+        /// MEM tiles the pre-pass holds; the kernel places nothing there.
+        std::vector<chipsim::TileRef> reserved;
     };
     std::optional<Conv> conv;
+    /// Appended to the names of the program tensors B, C and E<i> (one kernel per conv group).
+    std::string tensor_suffix;
     /// For each epilogue operand: which of (g, m, n) its chip tensor has.
     std::vector<std::array<bool, 3>> operand_dims;
 };

@@ -194,13 +194,26 @@ void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u) 
     else if (var_name(cw->args[0]) == ry && var_name(cw->args[1]) == rz && var_name(cw->args[2]) == rx && var_name(cw->args[3]) == a[3])
         p.nchw = false;
     else
-        reject(name, "the filter is read at " + text(mul->b) + "; expected OIHW or HWIO with groups = 1 (grouped "
-                     "convolutions have no chip lowering yet; depthwise ones, groups == channels, run on the VXM)");
+        reject(name, "the filter is read at " + text(mul->b) + "; expected OIHW or HWIO");
     const std::string yv = p.nchw ? a[2] : a[1], xv = p.nchw ? a[3] : a[2];
     const Expr iy = ci->args[p.nchw ? 2 : 1], ix = ci->args[p.nchw ? 3 : 2], ic = ci->args[p.nchw ? 1 : 3];
-    if (var_name(ci->args[0]) != a[0] || var_name(ic) != rx)
-        reject(name, "the image is read at " + text(mul->a) + "; expected the batch Var and the reduction's channel r.x "
-                     "(grouped convolutions have no chip lowering yet; depthwise ones, groups == channels, run on the VXM)");
+    if (var_name(ci->args[0]) != a[0])
+        reject(name, "the image is read at " + text(mul->a) + "; expected the batch Var first");
+    if (var_name(ic) != rx) { // grouped: channel (c / (O / groups)) * Cg + r.x, Cg the filter's channels
+        const std::vector<Expr> ws = Input(cw->input).shape(), xs = image->shape();
+        auto extent = [&](const Expr &e) {
+            auto c = as_const_int(e);
+            if (!c) reject(name, "a grouped conv needs constant channel counts");
+            return *c;
+        };
+        const int64_t cg = extent(ws[p.nchw ? 1 : 2]), o = extent(ws[p.nchw ? 0 : 3]), c = extent(xs[p.nchw ? 1 : 3]);
+        const std::string cv = p.nchw ? a[1] : a[3];
+        bool ok = cg > 0 && c % cg == 0 && o % (c / cg) == 0 && eval_index(ic, vars, {{rx, 1}}) == 1;
+        if (ok) p.groups = c / cg;
+        for (int64_t oc = 0; ok && oc < o; ++oc) ok = eval_index(ic, vars, {{cv, oc}}) == oc / (o / p.groups) * cg;
+        if (!ok)
+            reject(name, "the image is read at " + text(mul->a) + "; expected channel r.x, or a group's channel (c / (O / groups)) * Cg + r.x");
+    }
     p.pad_top = -eval_index(iy, vars, {});
     p.stride_h = eval_index(iy, vars, {{yv, 1}}) + p.pad_top;
     p.dilation_h = eval_index(iy, vars, {{ry, 1}}) + p.pad_top;

@@ -29,11 +29,14 @@ struct ConvParams {
     int64_t kh = 1, kw = 1;
     int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
     int64_t pad_top = 0, pad_left = 0; ///< Input coordinate = out * stride + tap * dilation - pad.
+    /// Channel groups: output channel o reads input channels [o / (O / groups) * Cg, + Cg),
+    /// Cg = C / groups (ops::conv2d's groups; 1 for an ordinary conv).
+    int64_t groups = 1;
 };
 
 /// A matmul the MXM can compute, and what follows it.
 struct GemmPattern {
-    /// Set for conv2d (ops::conv2d, groups = 1): then `a` is the image, `b` the filter, and the
+    /// Set for conv2d (ops::conv2d, depthwise ones excepted): then `a` is the image, `b` the filter, and the
     /// product's own initial value (a bias) is part of the epilogue.
     std::optional<ConvParams> conv;
     Func output;                 ///< The pipeline's output.

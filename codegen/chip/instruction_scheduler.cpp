@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "tessera/chipsim/assembler.h"
@@ -44,6 +45,25 @@ std::vector<RowTouch> touches(const Instruction &in, const chipsim::ResourceUse 
         const int64_t w = row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer);
         out.push_back({w, 0, false, false});
         out.push_back({w, std::max<int64_t>(0, use.issue_cycles - 1), false, false});
+    }
+    // DRAM that the program writes and reads back (a pre-pass's scratch region): its 64-byte
+    // granules count as rows of a second pseudo-memory, so that a load waits for the stores of
+    // the bytes it reads and a store for the loads still to read the bytes it overwrites.
+    if ((in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) && in.view.tensor == "DRAM") {
+        const bool write = in.op == Opcode::DmaStore;
+        const int64_t granule = 64;
+        std::set<int64_t> touched;
+        const auto &dims = in.view.outer;
+        std::vector<int64_t> idx(dims.size(), 0);
+        while (true) {
+            int64_t at = in.view.offset;
+            for (size_t d = 0; d < dims.size(); ++d) at += idx[d] * dims[d].stride;
+            for (int64_t g = at / granule; g * granule < at + in.view.inner_bytes; ++g) touched.insert(g);
+            size_t d = dims.size();
+            while (d > 0 && ++idx[d - 1] == dims[d - 1].count) idx[--d] = 0;
+            if (d == 0) break;
+        }
+        for (int64_t g : touched) out.push_back({row_key(wspace + 1, g), 0, write, write});
     }
     return out;
 }
@@ -113,6 +133,9 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
             if (it == rows.end()) continue;
             const int64_t off = a.at_end ? use.latency : a.offset;
             if (it->second.ready != INT64_MIN) start = std::max(start, it->second.ready - off);
+            // A reader may reach a row late in its run: it must still not start before the
+            // row's writer, or chipsim, reading cycle order as program order, sees it first.
+            if (!a.write && it->second.last_writer_start != INT64_MIN) start = std::max(start, it->second.last_writer_start);
             if (a.write && it->second.last_read != INT64_MIN) start = std::max(start, it->second.last_read + 1 - off);
             if (a.write && it->second.last_reader_start != INT64_MIN) start = std::max(start, it->second.last_reader_start + 1);
             if (a.write && it->second.last_writer_start != INT64_MIN) start = std::max(start, it->second.last_writer_start + 1);

@@ -44,6 +44,14 @@ DType chip_storage_dtype(Type t, const std::string &what) {
                 "; chip memories hold int8, uint8, int16, int32, bf16, fp16 and fp32");
 }
 
+void emit_sxm_transpose(VectorEmitter &e, DType dt, const TileRef &dst, const TileRef &src, const std::string &what) {
+    chipsim::Instruction sx;
+    sx.op = chipsim::Opcode::SxmTranspose;
+    sx.dtype = dt;
+    sx.tiles = {dst, src};
+    e.emit(sx, what);
+}
+
 void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &shape) {
     const chipsim::Target &t = cp.target;
     const std::vector<int64_t> xs = constant_shape(op.x);
@@ -100,11 +108,7 @@ void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int
                                         t.vector_bytes),
                        op.x.name() + " strip");
                 const TileRef tr = e.dst_for(rows, {in}, VectorEmitter::side_of(in), "transposed strip");
-                chipsim::Instruction sx;
-                sx.op = chipsim::Opcode::SxmTranspose;
-                sx.dtype = dt;
-                sx.tiles = {tr, in};
-                e.emit(sx, "transpose " + std::to_string(rows / L) + " blocks");
+                emit_sxm_transpose(e, dt, tr, in, "transpose " + std::to_string(rows / L) + " blocks");
                 // Row (b, j) of the result: v index chunk·L + j, lanes u0 + b·L ..: output row
                 // offset (chunk·L + j)·stride(v) + u0 + b·L, u being the output's innermost dim.
                 chipsim::OffchipView yv;

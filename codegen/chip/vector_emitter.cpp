@@ -72,11 +72,13 @@ TileRef VectorEmitter::tile(int64_t rows, int side, int bank, const std::string 
     }
 }
 
-TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread) {
+TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread, int first_bank) {
     if (streaming_)
         for (int s : {prefer_side, 1 - prefer_side})
-            for (int bank = 0; bank < 2; ++bank)
+            for (int b = 0; b < 2; ++b) {
+                const int bank = (first_bank + b) % 2;
                 if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank)) return *t;
+            }
     return tile(rows, prefer_side, 0, what);
 }
 

@@ -52,9 +52,14 @@ Val clamped(Val v, bool is_max, double c) {
 
 class EpilogueCompiler {
 public:
-    EpilogueCompiler(const GemmPattern &g, DType acc) : g_(g), acc_(acc) {}
+    /// How bf16 values compute: not at all (a matmul's epilogue), in bf16 lanes (every value
+    /// bf16), or in fp32 lanes, each bf16 op's result rounded to bf16 by a cast there and back.
+    enum class Bf16 { Rejected, Lanes, InFp32 };
 
-    VectorProgram run() {
+    EpilogueCompiler(const GemmPattern &g, DType acc, Bf16 bf16) : g_(g), acc_(acc), bf16_(bf16) {}
+
+    /// nullopt when bf16 lanes were asked for but the program mixes them with 32-bit values.
+    std::optional<VectorProgram> run() {
         Val v = compile(g_.epilogue);
         if (v.constant) fail(g_.epilogue, "the epilogue is a constant; nothing to compute on the chip");
         const DType want = dtype_of(g_.output.type(), g_.epilogue);
@@ -63,6 +68,7 @@ public:
         if (v.dtype != want) v = convert(v, want);
         p_.result = v.id;
         p_.out_dtype = v.dtype;
+        if (!one_width()) return std::nullopt;
         drop_dead_steps();
         renumber();
         fuse_chains();
@@ -81,6 +87,7 @@ private:
         // A requantised result (int8, int16, uint8) is computed and stored in int32 lanes; the
         // narrowing cast is checked to keep every value (casts below), so widening it back is exact.
         if (int_range(t)) return DType::Int32;
+        if (t == BFloat(16) && bf16_ != Bf16::Rejected) return bf16_ == Bf16::Lanes ? DType::BF16 : DType::FP32;
         fail(e, "its values are " + t.to_string() +
                     "; the VXM epilogue computes in int32 or fp32 (the accumulator types) and narrows to int8/int16/uint8");
     }
@@ -144,7 +151,17 @@ private:
         return emit(op, t, t, {a, b});
     }
 
+    /// A value of `e`: in fp32 lanes, an operation of bf16 type rounds its result to bf16 (as
+    /// the reference does) by a cast to bf16 and back; reads and constants need none.
     Val compile(const Expr &e) {
+        Val v = compile_op(e);
+        const Call *call = e.as<Call>();
+        const bool read = (call && call->call_type == CallType::Input) || e.as<Variable>();
+        if (bf16_ != Bf16::InFp32 || e.type() != BFloat(16) || v.constant || read) return v;
+        return emit(VxmOp::Cast, DType::BF16, DType::FP32, {emit(VxmOp::Cast, DType::FP32, DType::BF16, {v})});
+    }
+
+    Val compile_op(const Expr &e) {
         if (auto i = as_const_int(e)) return Val{double(*i)};
         if (auto f = as_const_float(e)) return Val{*f};
         if (const Variable *v = e.as<Variable>()) {
@@ -338,8 +355,10 @@ private:
         ++uses[size_t(p_.result)];
         std::vector<VectorStep> out;
         for (auto &s : p_.steps) {
+            // A chain rounds once, at its end; bf16 values round after every op (the reference's).
             const bool chainable = s.srcs.size() == 1 && (s.proto.has_imm || chipsim::vxm_op_arity(s.proto.vop) == 1) &&
-                                   s.proto.dtype == s.proto.out_dtype && s.proto.vop != VxmOp::Cast;
+                                   s.proto.dtype == s.proto.out_dtype && s.proto.vop != VxmOp::Cast &&
+                                   s.proto.dtype != DType::BF16;
             if (chainable && !out.empty() && out.back().dst == s.srcs[0] && uses[size_t(s.srcs[0])] == 1 &&
                 out.back().proto.out_dtype == s.proto.dtype && out.back().proto.dtype == s.proto.dtype) {
                 out.back().proto.chain.push_back({s.proto.vop, s.proto.has_imm, s.proto.imm});
@@ -356,21 +375,35 @@ private:
         }
     }
 
+    /// In bf16 lanes every value must be bf16: a vector row holds 32 of them but 16 32-bit
+    /// values, and the kernel lays its rows out for one width.
+    bool one_width() const {
+        if (bf16_ != Bf16::Lanes) return true;
+        bool bf16 = p_.out_dtype == DType::BF16, wide = p_.out_dtype != DType::BF16;
+        for (auto &s : p_.steps)
+            for (DType d : {s.proto.dtype, s.proto.out_dtype}) (d == DType::BF16 ? bf16 : wide) = true;
+        for (auto &o : p_.operands) (o.dtype == DType::BF16 ? bf16 : wide) = true;
+        return !(bf16 && wide);
+    }
+
     const GemmPattern &g_;
     DType acc_;
+    Bf16 bf16_ = Bf16::Rejected;
     VectorProgram p_;
 };
 
 } // namespace
 
-VectorProgram compile_epilogue(const GemmPattern &pattern, DType acc) {
+VectorProgram compile_epilogue(const GemmPattern &pattern, DType acc, bool bf16_values) {
     VectorProgram p;
     if (!pattern.epilogue.defined()) {
         p.out_dtype = acc;
         return p;
     }
-    EpilogueCompiler c(pattern, acc);
-    return c.run();
+    using Bf16 = EpilogueCompiler::Bf16;
+    if (!bf16_values) return *EpilogueCompiler(pattern, acc, Bf16::Rejected).run();
+    if (auto p = EpilogueCompiler(pattern, acc, Bf16::Lanes).run()) return *p;
+    return *EpilogueCompiler(pattern, acc, Bf16::InFp32).run();
 }
 
 } // namespace tessera::internal::chip

@@ -39,6 +39,11 @@ struct VectorProgram {
 
 /// Compiles the pattern's epilogue for an accumulator of dtype `acc` (int32 or fp32). Throws
 /// tessera::Error naming the output Func and the operation that has no VXM form.
-VectorProgram compile_epilogue(const GemmPattern &pattern, chipsim::DType acc);
+/// `bf16_values`: a pipeline without a matmul may have bf16 values; each bf16 operation's
+/// result is rounded to bf16, as the reference rounds it. When every value is bf16 they compute
+/// in bf16 lanes (each op its own instruction, rounding on the way out; out_dtype bf16);
+/// otherwise in fp32 lanes, a cast to bf16 and back after each bf16 operation (bf16 inputs
+/// widened exactly by the host, a bf16 result kept in fp32 lanes: out_dtype fp32).
+VectorProgram compile_epilogue(const GemmPattern &pattern, chipsim::DType acc, bool bf16_values = false);
 
 } // namespace tessera::internal::chip

@@ -17,6 +17,8 @@
 
 namespace tessera::internal::chip {
 
+class VectorEmitter;
+
 /// Compiles `op` for cp.target into cp.program (tensors, instructions) and cp.tensors; appends
 /// to cp.summary what it generated.
 void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape);
@@ -31,6 +33,11 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
 void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &output_shape);
 void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &output_shape);
 void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &output_shape);
+
+/// sxm.transpose of `src` into `dst`: each block of L rows (L lanes of `dt` a row) comes out
+/// transposed, row j of a block holding lane j of the block's rows (layout_codegen.cpp).
+void emit_sxm_transpose(VectorEmitter &e, chipsim::DType dt, const chipsim::TileRef &dst, const chipsim::TileRef &src,
+                        const std::string &what);
 
 /// The chip dtype that holds values of `t` unchanged; throws tessera::Error naming `what`.
 chipsim::DType chip_storage_dtype(Type t, const std::string &what);

@@ -65,14 +65,17 @@ Row run_matmul(const std::string &chip, int64_t m, int64_t n, int64_t k, Type ty
                    ops::matmul(A, B), {m, n}, chip);
 }
 
-Row run_conv(const std::string &chip, int64_t hw, int64_t c, int64_t o, int64_t k) {
-    Input X(Int(8), {1, int(hw), int(hw), int(c)}, "X"), W(Int(8), {int(k), int(k), int(c), int(o)}, "W");
+Row run_conv(const std::string &chip, int64_t hw, int64_t c, int64_t o, int64_t k, ops::Layout layout = ops::Layout::NHWC) {
+    const bool nchw = layout == ops::Layout::NCHW;
+    const int h = int(hw), ci = int(c), co = int(o), kk = int(k);
+    Input X(Int(8), nchw ? std::vector<Expr>{1, ci, h, h} : std::vector<Expr>{1, h, h, ci}, "X");
+    Input W(Int(8), nchw ? std::vector<Expr>{co, ci, kk, kk} : std::vector<Expr>{kk, kk, ci, co}, "W");
     ops::Conv2dOptions opt;
-    opt.layout = ops::Layout::NHWC;
+    opt.layout = layout;
     opt.padding = int(k / 2);
     return measure("conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" + std::to_string(o) + " @" +
-                       std::to_string(hw) + "x" + std::to_string(hw) + " int8",
-                   ops::conv2d(X, W, opt), {1, hw, hw, o}, chip);
+                       std::to_string(hw) + "x" + std::to_string(hw) + " int8" + (nchw ? " NCHW" : ""),
+                   ops::conv2d(X, W, opt), nchw ? std::vector<int64_t>{1, o, hw, hw} : std::vector<int64_t>{1, hw, hw, o}, chip);
 }
 
 Row run_attention(const std::string &chip, int64_t seq, int64_t head_dim, bool causal) {
@@ -132,6 +135,12 @@ int main(int argc, char **argv) {
             if (quick && st[0] > 28) continue;
             rows.push_back(run_conv(chip, st[0], st[1], st[1], 3));
             rows.push_back(run_conv(chip, st[0], 4 * st[1], st[1], 1));
+        }
+        // The same 3x3 convolutions from NCHW images: the chip turns the channel planes into
+        // pixel rows (SXM transposes) before the matmuls read them.
+        for (auto &st : stages) {
+            if (quick && st[0] > 28) continue;
+            rows.push_back(run_conv(chip, st[0], st[1], st[1], 3, ops::Layout::NCHW));
         }
         // One head of scaled dot-product attention (the MXM's MACs are Q·Kᵀ and P·V; the
         // softmax between them runs on the VXM and is what keeps MXM utilisation down).

@@ -59,7 +59,7 @@ TEST(ChipCli, RunLayoutChangesJson) {
 
 TEST(ChipCli, UnsupportedOpSaysWhy) {
     int status = 0;
-    const std::string out = run("run conv2d N=1 C=16 H=8 W=8 O=16 groups=2 dtype=int8 --target tsp-mini", status);
+    const std::string out = run("run conv2d N=1 C=16 H=8 W=8 O=16 groups=2 dtype=int8 layout=nhwc --target tsp-mini", status);
     EXPECT_NE(status, 0);
     EXPECT_NE(out.find("chip backend"), std::string::npos) << out;
     EXPECT_NE(out.find("grouped"), std::string::npos) << out;

@@ -9,12 +9,63 @@ struct ConvCase {
     ops::Layout layout;
     Type type;
     bool bias;
+    int dilation = 1, groups = 1;
 };
 /// How ctest and failure messages name a case.
 void PrintTo(const ConvCase &c, std::ostream *os) {
     *os << c.n << "x" << c.c << "x" << c.h << "x" << c.w << " -> " << c.o << " " << c.k << "x" << c.k << " stride "
-        << c.stride << " pad " << c.pad << (c.layout == ops::Layout::NCHW ? " NCHW " : " NHWC ") << c.type.to_string()
-        << (c.bias ? " +bias" : "");
+        << c.stride << " pad " << c.pad << " dilation " << c.dilation << " groups " << c.groups
+        << (c.layout == ops::Layout::NCHW ? " NCHW " : " NHWC ") << c.type.to_string() << (c.bias ? " +bias" : "");
+}
+
+std::string case_name(const std::string &chip, const ConvCase &c) {
+    return test::test_name(chip + "_n" + std::to_string(c.n) + "_c" + std::to_string(c.c) + "_" + std::to_string(c.h) + "x" +
+                           std::to_string(c.w) + "_o" + std::to_string(c.o) + "_k" + std::to_string(c.k) + "_s" +
+                           std::to_string(c.stride) + "_p" + std::to_string(c.pad) + "_d" + std::to_string(c.dilation) + "_g" +
+                           std::to_string(c.groups) + (c.layout == ops::Layout::NCHW ? "_nchw_" : "_nhwc_") +
+                           c.type.to_string() + (c.bias ? "_bias" : ""));
+}
+
+/// The conv of a case, its bindings (random data) and output shape.
+struct ConvProblem {
+    Pipeline pipeline;
+    Bindings bindings;
+    std::vector<int64_t> image_shape, shape;
+};
+
+ConvProblem make_conv(const ConvCase &cc) {
+    const bool nchw = cc.layout == ops::Layout::NCHW;
+    const int cg = cc.c / cc.groups;
+    std::vector<int64_t> xs = nchw ? std::vector<int64_t>{cc.n, cc.c, cc.h, cc.w} : std::vector<int64_t>{cc.n, cc.h, cc.w, cc.c};
+    std::vector<int64_t> ws = nchw ? std::vector<int64_t>{cc.o, cg, cc.k, cc.k} : std::vector<int64_t>{cc.k, cc.k, cg, cc.o};
+    Input X(cc.type, test::extents(xs), "X"), Wt(cc.type, test::extents(ws), "Wt");
+    Input bias(cc.type == Int(8) ? Int(32) : Float(32), {cc.o}, "bias");
+    ops::Conv2dOptions opt;
+    opt.stride = {cc.stride, cc.stride};
+    opt.padding = cc.pad;
+    opt.dilation = {cc.dilation, cc.dilation};
+    opt.groups = cc.groups;
+    opt.layout = cc.layout;
+    Func conv = cc.bias ? ops::conv2d(X, Wt, bias, opt) : ops::conv2d(X, Wt, opt);
+    const int64_t span = int64_t(cc.dilation) * (cc.k - 1) + 1;
+    const int64_t oh = (cc.h + 2 * cc.pad - span) / cc.stride + 1, ow = (cc.w + 2 * cc.pad - span) / cc.stride + 1;
+    ConvProblem p{Pipeline(conv), {{X, test::random_buffer(cc.type, xs, 41)}, {Wt, test::random_buffer(cc.type, ws, 42)}}, xs,
+                  nchw ? std::vector<int64_t>{cc.n, cc.o, oh, ow} : std::vector<int64_t>{cc.n, oh, ow, cc.o}};
+    if (cc.bias) p.bindings.push_back({bias, test::random_buffer(bias.type(), {cc.o}, 43)});
+    return p;
+}
+
+/// Whether the chip builds the image's layout itself: always but for an NHWC image whose
+/// (group's) channels are not whole 64-byte rows.
+bool layout_on_chip(const ConvCase &c) {
+    const int bytes = c.type.bytes() * (c.c / c.groups);
+    return c.layout == ops::Layout::NCHW || bytes % 64 == 0;
+}
+
+int64_t elements(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (auto v : shape) n *= v;
+    return n;
 }
 
 class ChipConv : public ::testing::TestWithParam<std::tuple<std::string, ConvCase>> {};
@@ -22,31 +73,45 @@ class ChipConv : public ::testing::TestWithParam<std::tuple<std::string, ConvCas
 TEST_P(ChipConv, EqualsReference) {
     const std::string &chip = std::get<0>(GetParam());
     const ConvCase &cc = std::get<1>(GetParam());
-    const bool nchw = cc.layout == ops::Layout::NCHW;
-    std::vector<int64_t> xs = nchw ? std::vector<int64_t>{cc.n, cc.c, cc.h, cc.w} : std::vector<int64_t>{cc.n, cc.h, cc.w, cc.c};
-    std::vector<int64_t> ws = nchw ? std::vector<int64_t>{cc.o, cc.c, cc.k, cc.k} : std::vector<int64_t>{cc.k, cc.k, cc.c, cc.o};
-    auto exprs = [](const std::vector<int64_t> &v) {
-        std::vector<Expr> e;
-        for (auto x : v) e.push_back(Expr(int(x)));
-        return e;
-    };
-    Input X(cc.type, exprs(xs), "X"), Wt(cc.type, exprs(ws), "Wt");
-    Input bias(cc.type == Int(8) ? Int(32) : Float(32), {cc.o}, "bias");
-    ops::Conv2dOptions opt;
-    opt.stride = {cc.stride, cc.stride};
-    opt.padding = cc.pad;
-    opt.layout = cc.layout;
-    Func conv = cc.bias ? ops::conv2d(X, Wt, bias, opt) : ops::conv2d(X, Wt, opt);
-    const int64_t oh = (cc.h + 2 * cc.pad - cc.k) / cc.stride + 1, ow = (cc.w + 2 * cc.pad - cc.k) / cc.stride + 1;
-    std::vector<int64_t> shape = nchw ? std::vector<int64_t>{cc.n, cc.o, oh, ow} : std::vector<int64_t>{cc.n, oh, ow, cc.o};
-    Buffer<> x(cc.type, xs), w(cc.type, ws), b(bias.type(), {cc.o});
-    x.fill_random(41);
-    w.fill_random(42);
-    b.fill_random(43);
-    Bindings bind{{X, x}, {Wt, w}};
-    if (cc.bias) bind.push_back({bias, b});
-    ChipResult r = test::expect_matches_reference(Pipeline(conv), shape, bind, chip, cc.type, int64_t(cc.c) * cc.k * cc.k);
+    ConvProblem p = make_conv(cc);
+    ChipResult r = test::expect_matches_reference(p.pipeline, p.shape, p.bindings, chip, cc.type, int64_t(cc.c / cc.groups) * cc.k * cc.k);
     EXPECT_NE(r.program.summary.find("implicit GEMM"), std::string::npos);
+    if (cc.groups > 1) EXPECT_NE(r.program.summary.find(std::to_string(cc.groups) + " implicit GEMMs, one per group"), std::string::npos);
+    if (!layout_on_chip(cc)) {
+        EXPECT_NE(r.program.summary.find("image padded on the host"), std::string::npos) << r.program.summary;
+        return;
+    }
+    // The raw image crosses the link as it is: its program tensor has the image's shape, no
+    // padded copy exists, and the chip reformats it.
+    const chipsim::TensorDecl *x = r.program.program.tensor("X");
+    ASSERT_NE(x, nullptr) << r.program.assembly;
+    EXPECT_EQ(x->shape, p.image_shape);
+    EXPECT_EQ(r.program.program.tensor("A"), nullptr);
+    EXPECT_NE(r.program.summary.find("layout on chip"), std::string::npos) << r.program.summary;
+    const int64_t raw = elements(p.image_shape) * cc.type.bytes();
+    int64_t loaded = 0, transposes = 0, dram_stores = 0;
+    for (const auto &in : r.program.program.instructions) {
+        if (in.op == chipsim::Opcode::DmaLoad && in.view.tensor == "X") loaded += in.view.total_bytes();
+        if (in.op == chipsim::Opcode::SxmTranspose) ++transposes;
+        if (in.op == chipsim::Opcode::DmaStore && in.view.tensor == "DRAM") ++dram_stores;
+    }
+    if (cc.layout == ops::Layout::NCHW) EXPECT_GT(transposes, 0) << "an NCHW image becomes pixel rows on the SXM";
+    else EXPECT_EQ(transposes, 0);
+    const bool padded = cc.pad > 0 || cc.groups > 1 || cc.layout == ops::Layout::NCHW || (cc.c * cc.type.bytes()) % 64 != 0;
+    if (chip == "npu-edge") {
+        // npu-edge: the host fills DRAM with the raw tensor; the chip writes the padded image.
+        EXPECT_EQ(dram_stores > 0, padded) << r.program.summary;
+    } else {
+        // tsp-mini: what the DMA reads of X is what crosses the link. An NCHW channel plane
+        // that is not whole vectors is read in whole vectors (a few bytes of the next plane).
+        const int lanes = 64 / cc.type.bytes();
+        if (cc.layout == ops::Layout::NHWC || (cc.h * cc.w) % lanes == 0) EXPECT_EQ(loaded, raw);
+        else {
+            EXPECT_GE(loaded, raw);
+            EXPECT_LT(loaded, raw + int64_t(cc.n) * cc.c * 64);
+        }
+        EXPECT_EQ(r.report.bytes.at("HOST") >= raw, true);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -55,16 +120,85 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(ConvCase{1, 8, 9, 11, 16, 3, 1, 1, ops::Layout::NCHW, Int(8), false},
                                          ConvCase{2, 64, 7, 7, 64, 3, 1, 1, ops::Layout::NHWC, Int(8), true},
                                          ConvCase{1, 16, 10, 10, 24, 3, 2, 1, ops::Layout::NCHW, Int(8), true},
-                                         ConvCase{1, 32, 6, 6, 40, 1, 1, 0, ops::Layout::NHWC, BFloat(16), true})),
-    [](const auto &info) {
-        const std::string &chip = std::get<0>(info.param);
-        const ConvCase &c = std::get<1>(info.param);
-        std::string s = chip + "_c" + std::to_string(c.c) + "_o" + std::to_string(c.o) + "_k" + std::to_string(c.k) + "_s" +
-                        std::to_string(c.stride) + "_" + c.type.to_string() + (c.bias ? "_bias" : "");
-        for (auto &ch : s)
-            if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-        return s;
-    });
+                                         ConvCase{1, 32, 6, 6, 40, 1, 1, 0, ops::Layout::NHWC, BFloat(16), true},
+                                         // dilation, odd channels and sizes, padding 2
+                                         ConvCase{1, 5, 13, 7, 12, 3, 1, 2, ops::Layout::NCHW, Int(8), false, 2},
+                                         ConvCase{1, 64, 10, 12, 16, 3, 1, 2, ops::Layout::NHWC, Int(8), true, 2},
+                                         // NHWC stride 2, two images, odd width
+                                         ConvCase{2, 64, 9, 5, 8, 3, 2, 1, ops::Layout::NHWC, Int(8), false},
+                                         // bf16 NCHW (32 lanes), channels padded to a block
+                                         ConvCase{1, 20, 11, 9, 36, 3, 1, 1, ops::Layout::NCHW, BFloat(16), true},
+                                         // two channel blocks; planes shorter than a vector (the tensor's
+                                         // last vector is read and shifted into place)
+                                         ConvCase{1, 70, 5, 6, 33, 3, 1, 1, ops::Layout::NCHW, Int(8), false},
+                                         // two images of NCHW planes shorter than a vector
+                                         ConvCase{2, 3, 4, 5, 8, 3, 1, 1, ops::Layout::NCHW, Int(8), true},
+                                         // NHWC bf16, four vector rows a pixel
+                                         ConvCase{1, 128, 4, 5, 16, 1, 1, 0, ops::Layout::NHWC, BFloat(16), false},
+                                         // NHWC channels not whole vectors: padded on the host
+                                         ConvCase{1, 3, 8, 8, 16, 3, 1, 1, ops::Layout::NHWC, Int(8), false})),
+    [](const auto &info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+INSTANTIATE_TEST_SUITE_P(
+    Grouped, ChipConv,
+    ::testing::Combine(::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
+                       ::testing::Values(ConvCase{1, 8, 6, 7, 8, 3, 1, 1, ops::Layout::NCHW, Int(8), false, 1, 2},
+                                         // odd channels per group, in and out
+                                         ConvCase{1, 12, 5, 5, 20, 3, 1, 1, ops::Layout::NCHW, Int(8), true, 1, 4},
+                                         ConvCase{1, 10, 6, 6, 6, 3, 2, 1, ops::Layout::NCHW, BFloat(16), true, 1, 2},
+                                         ConvCase{2, 9, 7, 5, 6, 1, 1, 0, ops::Layout::NCHW, Int(8), false, 1, 3},
+                                         // NHWC: each group's channels are whole vector rows
+                                         ConvCase{1, 128, 6, 6, 32, 3, 1, 1, ops::Layout::NHWC, Int(8), true, 1, 2},
+                                         ConvCase{1, 256, 5, 4, 12, 3, 1, 1, ops::Layout::NHWC, Int(8), false, 2, 4})),
+    [](const auto &info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+TEST(ChipConvErrors, GroupedNhwcWithPartialRowsSaysWhy) {
+    // 8 int8 channels a group: a group's slice of an NHWC pixel is not a whole 64-byte row.
+    ConvProblem p = make_conv(ConvCase{1, 16, 6, 6, 16, 3, 1, 1, ops::Layout::NHWC, Int(8), false, 1, 2});
+    for (const char *chip : {"tsp-mini", "npu-edge"}) test::expect_chip_error(p.pipeline, p.shape, chip, "grouped conv2d");
+}
+
+TEST(ChipConvErrors, GroupedNchwPlanesTooLargeForNpuStagingSaysWhy) {
+    // 70 x 70 = 4900 pixels a channel plane: more than npu-edge's pre-pass stages at once (the
+    // host cannot cut a group's channels out instead).
+    ConvProblem p = make_conv(ConvCase{1, 4, 70, 70, 4, 1, 1, 0, ops::Layout::NCHW, Int(8), false, 1, 2});
+    test::expect_chip_error(p.pipeline, p.shape, "npu-edge", "channel planes of 4900 pixels");
+}
+
+TEST(ChipConvErrors, GroupsNotDividingChannels) {
+    Input X(Int(8), {1, 6, 5, 5}, "X"), Wt(Int(8), {8, 2, 3, 3}, "Wt");
+    ops::Conv2dOptions opt;
+    opt.groups = 4;
+    EXPECT_THROW(ops::conv2d(X, Wt, opt), Error);
+    try {
+        ops::conv2d(X, Wt, opt);
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("not divisible by groups"), std::string::npos) << e.what();
+    }
+}
+
+TEST(ChipConv, NpuStemConvFromNchwDoesNoMoreMacsThanFromNhwc) {
+    // 3 channels: the NCHW image's DRAM copy pads them to the array's 32, as the host pads the
+    // NHWC one, not to a whole 64-byte row (which would double the MACs).
+    auto macs = [](ops::Layout layout) {
+        ConvProblem p = make_conv(ConvCase{1, 3, 20, 21, 16, 7, 2, 3, layout, Int(8), false});
+        ChipRunOptions timing;
+        timing.functional = false;
+        return run_on_chip(compile_for_chip(p.pipeline, Target::named("npu-edge"), {p.shape}), {}, timing).report.macs;
+    };
+    EXPECT_EQ(macs(ops::Layout::NCHW), macs(ops::Layout::NHWC));
+}
+
+TEST(ChipConv, ResNetLayerImageCrossesTheLinkOnce) {
+    // 56x56x64 NHWC 3x3: before, the host padded the image and every tap's window crossed the
+    // link (9 times); now the raw image crosses once and the chip reads windows from MEM.
+    ConvProblem p = make_conv(ConvCase{1, 64, 56, 56, 64, 3, 1, 1, ops::Layout::NHWC, Int(8), false});
+    ChipProgram cp = compile_for_chip(p.pipeline, Target::named("tsp-mini"), {p.shape});
+    int64_t image = 0;
+    for (const auto &in : cp.program.instructions)
+        if (in.op == chipsim::Opcode::DmaLoad && in.view.tensor == "X") image += in.view.total_bytes();
+    EXPECT_EQ(image, 56 * 56 * 64);
+}
 
 } // namespace
 } // namespace tessera

@@ -81,12 +81,5 @@ TEST(ChipDepthwiseErrors, ChannelMultiplierIsNotDepthwise) {
     for (const char *chip : {"tsp-mini", "npu-edge"}) test::expect_chip_error(Pipeline(conv), {1, 8, 4, 4}, chip, "channel multiplier");
 }
 
-TEST(ChipDepthwiseErrors, GroupedConvSaysWhy) {
-    Input X(Int(8), {1, 8, 6, 6}, "X"), Wt(Int(8), {8, 4, 3, 3}, "W");
-    ops::Conv2dOptions o;
-    o.groups = 2;
-    test::expect_chip_error(Pipeline(ops::conv2d(X, Wt, o)), {1, 8, 4, 4}, "tsp-mini", "grouped");
-}
-
 } // namespace
 } // namespace tessera

@@ -75,6 +75,18 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
                           Tolerance{}};
     });
     cases.push_back([] {
+        // Grouped: 3 groups of 3 input and 2 output channels, asymmetric padding, stride 2.
+        Input X(Int(8), {1, 9, 8, 7}, "X"), W(Int(8), {6, 3, 3, 3}, "W");
+        ops::Conv2dOptions o;
+        o.stride = {2, 1};
+        o.padding = ops::Padding2d(1, 0, 2, 1);
+        o.groups = 3;
+        ops::Tensor c = ops::conv2d(X, W, o);
+        return ChipOpCase{"grouped_conv2d_i8", c, c.concrete_shape(),
+                          {{X, random_buffer(Int(8), {1, 9, 8, 7}, 23)}, {W, random_buffer(Int(8), {6, 3, 3, 3}, 24)}},
+                          Tolerance{}};
+    });
+    cases.push_back([] {
         Input X(Float(32), {19, 23}, "X");
         return ChipOpCase{"softmax_f32", ops::softmax(X), {19, 23}, {{X, random_buffer(Float(32), {19, 23}, 10)}},
                           fp32_vector(23)};
@@ -111,6 +123,12 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
         Input A(Int(32), {5, 1}, "A"), B(Int(32), {1, 6}, "B");
         return ChipOpCase{"add_broadcast_relu_i32", ops::relu(ops::add(A, B)), {5, 6},
                           {{A, random_buffer(Int(32), {5, 1}, 23)}, {B, random_buffer(Int(32), {1, 6}, 24)}}, Tolerance{}};
+    });
+    cases.push_back([] {
+        // bf16 throughout: every op rounds to bf16 on the chip as in the reference (bit-exact).
+        Input A(BFloat(16), {6, 37}, "A"), B(BFloat(16), {37}, "B");
+        return ChipOpCase{"mul_add_relu_bf16", ops::relu(ops::add(ops::mul(A, A), B)), {6, 37},
+                          {{A, random_buffer(BFloat(16), {6, 37}, 27)}, {B, random_buffer(BFloat(16), {37}, 28)}}, Tolerance{}};
     });
     cases.push_back([] {
         Input X(Float(32), {3, 5, 21}, "X");

@@ -62,6 +62,46 @@ TEST_P(ChipElementwise, NarrowArithmeticAndStencilsAreRejectedWithTheReason) {
     test::expect_chip_error(Pipeline(shifted), {8, 16}, chip, "chip backend");
 }
 
+TEST_P(ChipElementwise, Bf16RoundsAfterEveryOpLikeTheReference) {
+    // Every op rounds its fp32 result to bf16, on the chip as in the reference: + - * / min max
+    // and relu are then bit-exact (double rounding through fp32 is harmless for them).
+    const std::string chip = GetParam();
+    Input A(BFloat(16), {7, 75}, "A"), B(BFloat(16), {7, 75}, "B"), C(BFloat(16), {75}, "C");
+    Var i("i"), j("j");
+    Func y("y");
+    const Expr a = A(i, j), b = B(i, j), c = C(j);
+    y(i, j) = max(a * b + c, a - b) / (max(c * c, Expr(bfloat16(0.5f))) + Expr(bfloat16(1.0f))) - min(a, c) * Expr(bfloat16(0.375f));
+    const Bindings bind{{A, test::random_buffer(BFloat(16), {7, 75}, 8)},
+                        {B, test::random_buffer(BFloat(16), {7, 75}, 9)},
+                        {C, test::random_buffer(BFloat(16), {75}, 10)}};
+    ChipResult r = test::expect_matches_reference_within(Pipeline(y), {7, 75}, bind, chip, Tolerance{});
+    EXPECT_NE(r.program.assembly.find("vxm.mul.bf16 "), std::string::npos) << "computed in bf16 lanes\n" << r.program.assembly;
+    EXPECT_EQ(r.program.assembly.find(" | "), std::string::npos) << "no chained ops: a chain rounds once";
+}
+
+TEST_P(ChipElementwise, Bf16TranscendentalsWithinOneRounding) {
+    // exp and tanh: the VXM's fp32 functions against the reference's, both rounded to bf16.
+    const std::string chip = GetParam();
+    Input X(BFloat(16), {3, 5, 33}, "X");
+    Func g = ops::gelu(X, ops::GeluApproximation::Tanh);
+    test::expect_matches_reference_within(Pipeline(g), {3, 5, 33}, {{X, test::random_buffer(BFloat(16), {3, 5, 33}, 11)}}, chip,
+                                          Tolerance::for_type(BFloat(16)));
+}
+
+TEST_P(ChipElementwise, Bf16MixedWithFp32RoundsEachBf16Op) {
+    // bf16 and fp32 values together compute in fp32 lanes; the bf16 product is still rounded
+    // to bf16 before the fp32 add (a cast there and back), so the result is bit-exact.
+    const std::string chip = GetParam();
+    Input A(BFloat(16), {4, 40}, "A"), B(Float(32), {4, 40}, "B");
+    Var i("i"), j("j");
+    Func y("y");
+    y(i, j) = cast(Float(32), A(i, j) * A(i, j)) + B(i, j);
+    ChipResult r = test::expect_matches_reference_within(
+        Pipeline(y), {4, 40}, {{A, test::random_buffer(BFloat(16), {4, 40}, 12)}, {B, test::random_buffer(Float(32), {4, 40}, 13)}}, chip,
+        Tolerance{});
+    EXPECT_NE(r.program.assembly.find("cast.fp32.bf16"), std::string::npos) << r.program.assembly;
+}
+
 INSTANTIATE_TEST_SUITE_P(Chips, ChipElementwise, ::testing::Values(std::string("tsp-mini"), std::string("npu-edge")),
                          [](const auto &info) { return test::test_name(info.param); });
 

@@ -77,6 +77,9 @@ struct ChipTensorMap {
     /// Per source dimension, added to its index to give the chip index (zero padding before,
     /// e.g. a conv's top/left padding); empty = all 0.
     std::vector<int64_t> chip_offset;
+    /// Per chip dimension, the index a source element must stay below to be mapped (a slice
+    /// of the source, e.g. one conv group's channels); empty = the chip shape.
+    std::vector<int64_t> chip_limit;
     /// A table the compiler made (e.g. attention's causal mask), in the chip's layout; such a
     /// tensor needs no binding. Empty for tensors that hold a pipeline buffer.
     std::vector<float> constant;
