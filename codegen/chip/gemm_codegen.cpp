@@ -300,8 +300,8 @@ struct Emitter {
 // ---------------------------------------------------------------------------------------------
 // tsp-mini
 
-/// A streamed kernel on its plan (stream_plan.h): the first band of A and the first B buffers
-/// load before the kernel; during it, each wave's link work is issued in the order it is
+/// A streamed kernel on its plan (stream_plan.h): the first band of A and the first B of each
+/// buffer load before the kernel; during it, each wave's link work is issued in the order it is
 /// needed: the next wave's B, then (at the end of a band) the next band's A into the regions
 /// the band frees, in the order they free, then the previous wave's results, then the next
 /// band's A into regions no band uses.
@@ -387,31 +387,39 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, const StreamedGemmShape &s, co
     };
     auto c_tile = [&](size_t w, int64_t c, int64_t i) { // chunk c's results are consecutive, for one store
         TileRef tr = plan.c_buffers[w % plan.c_buffers.size()];
-        tr.base += (c * wc * R + i * rows_of(waves[w].band * bm + c)) * e.rpa;
+        tr.base += (c * cols_of(waves[w]) * R + i * rows_of(waves[w].band * bm + c)) * e.rpa;
         tr.count = rows_of(waves[w].band * bm + c) * e.rpa;
         return tr;
     };
+    // One store per wave when its chunks are whole (one DMA latency), else one per chunk.
     auto store_c = [&](size_t w) {
         const StreamedWave &wv = waves[w];
-        for (int64_t c = 0; c < chunks_of(wv); ++c) {
-            const int64_t chunk = wv.band * bm + c, rows = rows_of(chunk), cols = cols_of(wv);
+        const int64_t first = wv.band * bm, chunks = chunks_of(wv), cols = cols_of(wv);
+        const bool whole = kk.m >= (first + chunks) * R;
+        for (int64_t c = 0; c < chunks; c += whole ? chunks : 1) {
+            const int64_t rows = rows_of(first + c);
             OffchipView v;
             v.tensor = "C";
-            v.offset = ((wv.g * kk.m + chunk * R) * kk.n + wv.cols * wc * e.nu) * 4;
+            v.offset = ((wv.g * kk.m + (first + c) * R) * kk.n + wv.cols * wc * e.nu) * 4;
             v.outer = {{cols, e.nu * 4}, {rows, kk.n * 4}};
+            if (whole && chunks > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{chunks, R * kk.n * 4});
             v.inner_bytes = e.nu * 4;
             TileRef tr = c_tile(w, c, 0);
-            tr.count = cols * rows * e.rpa;
+            tr.count = (whole ? chunks : 1) * cols * rows * e.rpa;
             e.store(v, tr, "C tiles");
         }
     };
 
-    // Before the kernel: the first band, the first two waves' B, the next band's first groups
-    // into the regions left over.
+    // Before the kernel: the first band, the B of every wave whose buffer is still empty, the
+    // next band's first groups into the regions left over.
     for (size_t g = 0; g < bands[0].by_need.size(); ++g) load_a(0);
-    load_b(0);
-    const bool second_b_early = waves.size() > 1 && waves[1].b_load && waves[1].b_buffer != waves[0].b_buffer;
-    if (second_b_early) load_b(1);
+    std::vector<bool> b_early(waves.size(), false), b_used(plan.b_buffers.size(), false);
+    for (size_t w = 0; w < waves.size(); ++w)
+        if (waves[w].b_load && !b_used[size_t(waves[w].b_buffer)]) {
+            b_used[size_t(waves[w].b_buffer)] = true;
+            b_early[w] = true;
+            load_b(w);
+        }
     auto prefetch_next_band = [&](size_t bi) {
         if (bi + 1 >= bands.size()) return;
         while (!free_regions.empty() && loaded[bi + 1] < bands[bi + 1].by_need.size()) load_a(bi + 1);
@@ -424,7 +432,7 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, const StreamedGemmShape &s, co
         const StreamedWave &wv = waves[w];
         if (w > bands[bi].last) ++bi;
         const Band &band = bands[bi];
-        if (w + 1 < waves.size() && waves[w + 1].b_load && !(w == 0 && second_b_early)) load_b(w + 1);
+        if (w + 1 < waves.size() && waves[w + 1].b_load && !b_early[w + 1]) load_b(w + 1);
         const bool ap = w == 0;
         const int64_t chunks = chunks_of(wv), cols = cols_of(wv);
         std::vector<TileRef> accs;

@@ -111,18 +111,22 @@ std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &s, c
         const int64_t b_keys = (s.b_batched ? s.groups : 1) * col_groups;
         if (!allocate_regions(p, s, t, s.groups * bands * col_groups, b_keys)) continue;
         const auto waves = streamed_waves(s, bm, p.wave_cols, int(p.b_buffers.size()));
-        // Before the kernel: the first band of A and the first B buffers (host I/O, as a
-        // preloaded kernel's). After it: the last wave's results.
-        const size_t preloaded_b = std::min<size_t>(2, p.b_buffers.size());
+        // Before the kernel: the first band of A and the B of every wave whose buffer is still
+        // empty (host I/O, as a preloaded kernel's). After it: the last wave's results.
+        std::vector<bool> b_used(p.b_buffers.size(), false);
         auto rows_of = [&](int64_t chunk) { return std::min(s.rows, s.m - chunk * s.rows); };
         for (size_t w = 0; w < waves.size(); ++w) {
             const StreamedWave &wv = waves[w];
             const int64_t cols = std::min(p.wave_cols, nb - wv.cols * p.wave_cols);
             const int64_t first = wv.band * bm, chunks = std::min(bm, mc - first);
             p.mxm_cycles += kb * rows_of(first) * s.cycles_per_row;
-            if (wv.b_load && w >= preloaded_b) p.link_cycles += link(cols * s.k * s.nu * s.in_bytes);
-            if (w + 1 < waves.size())
-                for (int64_t c = 0; c < chunks; ++c) p.link_cycles += link(cols * rows_of(first + c) * s.nu * 4);
+            if (wv.b_load && b_used[size_t(wv.b_buffer)]) p.link_cycles += link(cols * s.k * s.nu * s.in_bytes);
+            if (wv.b_load) b_used[size_t(wv.b_buffer)] = true;
+            if (w + 1 < waves.size()) { // one store per wave when its chunks are whole, else one per chunk
+                if (s.m >= (first + chunks) * s.rows) p.link_cycles += link(chunks * cols * s.rows * s.nu * 4);
+                else
+                    for (int64_t c = 0; c < chunks; ++c) p.link_cycles += link(cols * rows_of(first + c) * s.nu * 4);
+            }
             const bool band_starts = w > 0 && (wv.band != waves[w - 1].band || wv.g != waves[w - 1].g);
             if (band_starts)
                 for (int64_t c = 0; c < chunks; ++c)

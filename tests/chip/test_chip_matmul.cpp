@@ -107,6 +107,21 @@ TEST(ChipMatmulStreamed, PlannedBandsOfSeveralRowChunksEqualReference) {
     }
 }
 
+TEST(ChipMatmulStreamed, FusedEpilogueStreamsThroughTheTileCache) {
+    // A bias and a ReLU fused on the VXM, with B over 4 MiB: the plan covers plain matmuls only,
+    // so this one streams through the tile cache, and must still equal the reference.
+    const int m = 3, k = 2200, n = 1950;
+    Input A(Int(8), {m, k}, "A"), B(Int(8), {k, n}, "B"), bias(Int(32), {n}, "bias");
+    Func out = ops::relu(ops::add(ops::matmul(A, B), bias));
+    Buffer<> a(Int(8), {m, k}), b(Int(8), {k, n}), c(Int(32), {n});
+    a.fill_random(91);
+    b.fill_random(92);
+    c.fill_random(93);
+    ChipResult r = test::expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, "tsp-mini", Int(8));
+    EXPECT_NE(r.program.summary.find("streamed per wave"), std::string::npos) << r.program.summary;
+    EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos) << r.program.summary;
+}
+
 /// tsp-mini's simulated cycles (timing only, exact) of an n^3 matmul.
 chipsim::Report tsp_matmul_timing(int n, Type t, std::string *summary = nullptr) {
     Input A(t, {n, n}, "A"), B(t, {n, n}, "B");
@@ -118,15 +133,15 @@ chipsim::Report tsp_matmul_timing(int n, Type t, std::string *summary = nullptr)
     return run_on_chip(p, {}, o).report;
 }
 
-TEST(ChipMatmulStreamed, Bf16Of1024CubedStreamsOnAPlanAndReachesNinetyEightPercent) {
+TEST(ChipMatmulStreamed, Bf16Of1024CubedStreamsOnAPlanAndReachesNinetyNinePercent) {
     // A and B (2 + 2 MiB) fill MEM, so they stream. The plan keeps a 512-row chunk of A on chip
     // (1 MiB of the west; the next chunk loads into the other half ahead of its band) and six
     // of the eight waves' B in the east, so most of B crosses the link once.
-    // Measured 98.3 % of MXM peak (was 59, 86.8, then 95.4 % with a tile cache).
+    // Measured 99.2 % of MXM peak (was 59, 86.8, then 95.4 % with a tile cache).
     std::string summary;
     const chipsim::Report r = tsp_matmul_timing(1024, BFloat(16), &summary);
     EXPECT_NE(summary.find("streamed on a plan"), std::string::npos) << summary;
-    EXPECT_GE(r.mxm_utilization, 0.98) << r.cycles << " cycles; " << summary;
+    EXPECT_GE(r.mxm_utilization, 0.99) << r.cycles << " cycles; " << summary;
 }
 
 TEST(ChipMatmulStreamed, Bf16Of2048CubedReachesNinetySixPercent) {
@@ -145,14 +160,15 @@ TEST(ChipMatmulStreamed, Int8Of2048CubedIsAsFastAsTheLinkAllows) {
     // The bound: a wave's MXM time is K/64 x 512 = 16384 cycles, and with A kept on chip a band
     // at a time (at most 2 MiB of the 4 MiB MEM: a band of two 512-row chunks), each wave of
     // 2 x 2 jobs brings in B (2 x 64 columns of all K, 256 KiB) and sends out its int32 results
-    // (4 x 512 x 64 x 4 B = 512 KiB): at 32 B/cycle 24576 link cycles plus 3 x 400 of latency
-    // per 16384 MXM cycles, i.e. at most 16384 / 25776 = 63.6 % of MXM peak for waves in the
+    // (4 x 512 x 64 x 4 B = 512 KiB): at 32 B/cycle 24576 link cycles plus two DMA latencies
+    // of 400, 25376, per 16384 MXM cycles, i.e. at most 64.6 % of MXM peak for waves in the
     // kernel's middle (the results alone, 16 MiB, are 524288 link cycles: the whole MXM time).
-    // Measured 63.7 % (was 45.2 %): the first band and the last results cross outside the kernel.
+    // Measured 65.2 % (was 45.2 %): the first band, the first B of each buffer and the last
+    // wave's results cross outside the kernel.
     std::string summary;
     const chipsim::Report r = tsp_matmul_timing(2048, Int(8), &summary);
     EXPECT_NE(summary.find("bands of 2 row chunk"), std::string::npos) << summary;
-    EXPECT_GE(r.mxm_utilization, 0.63) << r.cycles << " cycles; " << summary;
+    EXPECT_GE(r.mxm_utilization, 0.646) << r.cycles << " cycles; " << summary;
 }
 
 TEST(ChipMatmulTsp, DrainsHideUnderTheNextJobAndInt8ReachesNinetyPercent) {
