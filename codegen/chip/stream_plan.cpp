@@ -61,33 +61,37 @@ std::vector<StreamedWave> streamed_waves(const StreamedGemmShape &s, int64_t ban
         for (int64_t band = 0; band < bands; ++band, ++dir)
             for (int64_t q = 0; q < groups; ++q) waves.push_back({g, band, dir % 2 ? groups - 1 - q : q});
     auto b_key = [&](const StreamedWave &w) { return (s.b_batched ? w.g : 0) * groups + w.cols; };
+    // next[w]: the next wave after w with w's B (waves.size() if none).
+    std::vector<size_t> next(waves.size(), waves.size());
+    std::map<int64_t, size_t> seen;
+    for (size_t w = waves.size(); w-- > 0;) {
+        const int64_t key = b_key(waves[w]);
+        if (auto it = seen.find(key); it != seen.end()) next[w] = it->second;
+        seen[key] = w;
+    }
     std::vector<int64_t> held(size_t(b_buffers), -1);
+    std::vector<size_t> last_use(size_t(b_buffers), 0);
     for (size_t w = 0; w < waves.size(); ++w) {
         const int64_t key = b_key(waves[w]);
-        auto it = std::find(held.begin(), held.end(), key);
-        if (it != held.end()) {
-            waves[w].b_buffer = int(it - held.begin());
-            waves[w].b_load = false;
-            continue;
-        }
-        auto next_use = [&](int64_t k) {
-            for (size_t x = w + 1; x < waves.size(); ++x)
-                if (b_key(waves[x]) == k) return int64_t(x);
-            return int64_t(waves.size());
-        };
         int best = -1;
-        int64_t best_next = -1;
-        for (int b = 0; b < b_buffers; ++b) {
-            if (b_buffers > 1 && w > 0 && b == waves[w - 1].b_buffer) continue; // read while this one loads
-            const int64_t nu = held[size_t(b)] < 0 ? int64_t(waves.size()) + 1 : next_use(held[size_t(b)]);
-            if (nu > best_next) {
-                best_next = nu;
-                best = b;
+        if (auto it = std::find(held.begin(), held.end(), key); it != held.end()) {
+            best = int(it - held.begin());
+            waves[w].b_load = false;
+        } else {
+            size_t best_next = 0;
+            for (int b = 0; b < b_buffers; ++b) {
+                if (b_buffers > 1 && w > 0 && b == waves[w - 1].b_buffer) continue; // read while this one loads
+                const size_t nu = held[size_t(b)] < 0 ? waves.size() + 1 : next[last_use[size_t(b)]];
+                if (best < 0 || nu > best_next) {
+                    best_next = nu;
+                    best = b;
+                }
             }
+            held[size_t(best)] = key;
+            waves[w].b_load = true;
         }
-        held[size_t(best)] = key;
         waves[w].b_buffer = best;
-        waves[w].b_load = true;
+        last_use[size_t(best)] = w;
     }
     return waves;
 }

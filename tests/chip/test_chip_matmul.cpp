@@ -89,6 +89,19 @@ TEST(ChipMatmulStreamed, PlannedBandsOverBatchesAndOddShapesEqualReference) {
     }
 }
 
+TEST(ChipMatmulStreamed, PlannedBatchesWithABEachEqualReference) {
+    // Both operands batched: each batch has its own B (2.2 MB, together over MEM), so a B buffer
+    // is never reused across batches; fp16 on the bf16 MXM path.
+    const int g = 2, m = 3, k = 1100, n = 1000;
+    Input A(Float(16), {g, m, k}, "A"), B(Float(16), {g, k, n}, "B");
+    Func c = ops::matmul(A, B);
+    Buffer<> a(Float(16), {g, m, k}), b(Float(16), {g, k, n});
+    a.fill_random(75);
+    b.fill_random(76);
+    ChipResult r = test::expect_matches_reference(Pipeline(c), {g, m, n}, {{A, a}, {B, b}}, "tsp-mini", Float(16), k);
+    EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
+}
+
 TEST(ChipMatmulStreamed, PlannedBandsOfSeveralRowChunksEqualReference) {
     // Row tiles of 8 make 3 row chunks of A; with so little MXM work per wave the link decides,
     // and the cost model keeps two chunks on chip at once (B then crosses twice, not three
@@ -122,15 +135,28 @@ TEST(ChipMatmulStreamed, FusedEpilogueStreamsThroughTheTileCache) {
     EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos) << r.program.summary;
 }
 
-/// tsp-mini's simulated cycles (timing only, exact) of an n^3 matmul.
-chipsim::Report tsp_matmul_timing(int n, Type t, std::string *summary = nullptr) {
+/// An n^3 matmul compiled for tsp-mini and its simulated cycles (timing only, exact).
+struct TspTiming {
+    ChipProgram program;
+    chipsim::Report report;
+};
+TspTiming tsp_matmul_timing(int n, Type t) {
     Input A(t, {n, n}, "A"), B(t, {n, n}, "B");
     Func c = ops::matmul(A, B);
-    ChipProgram p = compile_for_chip(Pipeline(c), Target::named("tsp-mini"), {{n, n}});
-    if (summary) *summary = p.summary;
+    TspTiming r;
+    r.program = compile_for_chip(Pipeline(c), Target::named("tsp-mini"), {{n, n}});
     ChipRunOptions o;
     o.functional = false;
-    return run_on_chip(p, {}, o).report;
+    r.report = run_on_chip(r.program, {}, o).report;
+    return r;
+}
+
+/// The host DMAs of a program that move `tensor` ("A", "B", "C").
+int host_dmas_of(const ChipProgram &p, const std::string &tensor) {
+    int n = 0;
+    for (auto &in : p.program.instructions)
+        if ((in.op == chipsim::Opcode::DmaLoad || in.op == chipsim::Opcode::DmaStore) && in.view.tensor == tensor) ++n;
+    return n;
 }
 
 TEST(ChipMatmulStreamed, Bf16Of1024CubedStreamsOnAPlanAndReachesNinetyNinePercent) {
@@ -138,10 +164,9 @@ TEST(ChipMatmulStreamed, Bf16Of1024CubedStreamsOnAPlanAndReachesNinetyNinePercen
     // (1 MiB of the west; the next chunk loads into the other half ahead of its band) and six
     // of the eight waves' B in the east, so most of B crosses the link once.
     // Measured 99.2 % of MXM peak (was 59, 86.8, then 95.4 % with a tile cache).
-    std::string summary;
-    const chipsim::Report r = tsp_matmul_timing(1024, BFloat(16), &summary);
-    EXPECT_NE(summary.find("streamed on a plan"), std::string::npos) << summary;
-    EXPECT_GE(r.mxm_utilization, 0.99) << r.cycles << " cycles; " << summary;
+    const TspTiming r = tsp_matmul_timing(1024, BFloat(16));
+    EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
+    EXPECT_GE(r.report.mxm_utilization, 0.99) << r.report.cycles << " cycles; " << r.program.summary;
 }
 
 TEST(ChipMatmulStreamed, Bf16Of2048CubedReachesNinetySixPercent) {
@@ -150,10 +175,14 @@ TEST(ChipMatmulStreamed, Bf16Of2048CubedReachesNinetySixPercent) {
     // (16784 link cycles), results 256 KiB in one (8592): the link has room for the next band
     // of A (2 MiB; 4 bands, 3 band changes) and the MXM waits only at band changes.
     // Measured 96.7 % of MXM peak (was 76.8 %).
-    std::string summary;
-    const chipsim::Report r = tsp_matmul_timing(2048, BFloat(16), &summary);
-    EXPECT_NE(summary.find("bands of 1 row chunk"), std::string::npos) << summary;
-    EXPECT_GE(r.mxm_utilization, 0.96) << r.cycles << " cycles; " << summary;
+    const TspTiming r = tsp_matmul_timing(2048, BFloat(16));
+    EXPECT_NE(r.program.summary.find("bands of 1 row chunk"), std::string::npos) << r.program.summary;
+    EXPECT_GE(r.report.mxm_utilization, 0.96) << r.report.cycles << " cycles; " << r.program.summary;
+    // The DMAs: A in 4 bands of 8 regions; B once per wave (64) but for the first two waves of
+    // bands 2-4, which snake back onto the two B buffers the band before left; one store a wave.
+    EXPECT_EQ(host_dmas_of(r.program, "A"), 4 * 8);
+    EXPECT_EQ(host_dmas_of(r.program, "B"), 64 - 3 * 2);
+    EXPECT_EQ(host_dmas_of(r.program, "C"), 64);
 }
 
 TEST(ChipMatmulStreamed, Int8Of2048CubedIsAsFastAsTheLinkAllows) {
@@ -165,10 +194,9 @@ TEST(ChipMatmulStreamed, Int8Of2048CubedIsAsFastAsTheLinkAllows) {
     // kernel's middle (the results alone, 16 MiB, are 524288 link cycles: the whole MXM time).
     // Measured 65.2 % (was 45.2 %): the first band, the first B of each buffer and the last
     // wave's results cross outside the kernel.
-    std::string summary;
-    const chipsim::Report r = tsp_matmul_timing(2048, Int(8), &summary);
-    EXPECT_NE(summary.find("bands of 2 row chunk"), std::string::npos) << summary;
-    EXPECT_GE(r.mxm_utilization, 0.646) << r.cycles << " cycles; " << summary;
+    const TspTiming r = tsp_matmul_timing(2048, Int(8));
+    EXPECT_NE(r.program.summary.find("bands of 2 row chunk"), std::string::npos) << r.program.summary;
+    EXPECT_GE(r.report.mxm_utilization, 0.646) << r.report.cycles << " cycles; " << r.program.summary;
 }
 
 TEST(ChipMatmulTsp, DrainsHideUnderTheNextJobAndInt8ReachesNinetyPercent) {
