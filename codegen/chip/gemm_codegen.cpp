@@ -305,7 +305,8 @@ struct Emitter {
 /// needed: the next wave's B, then (at the end of a band) the next band's A into the regions
 /// the band frees, in the order they free, then the previous wave's results, then the next
 /// band's A into regions no band uses.
-std::vector<ChipOp> emit_tsp_streamed(Emitter &e, const StreamedGemmShape &s, const StreamedGemmPlan &plan, std::string &summary) {
+std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const StreamedGemmPlan &plan, std::string &summary) {
+    s.rows = plan.rows;
     const GemmKernel &kk = e.kk;
     const chipsim::Target &t = e.t;
     const chipsim::MemoryDesc *acc_mem = nullptr;
@@ -623,7 +624,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     if (!preload && !kk.conv && kk.epilogue.empty() && kk.acc_bank < 0 && kk.stage_bank < 0 && kk.out_bank < 0 && acc_db &&
         e.ku * e.es == e.vl && e.nu * e.es == e.vl) {
         const StreamedGemmShape s{.groups = kk.groups, .m = kk.m, .n = kk.n, .k = kk.k, .a_batched = kk.a_batched,
-                                  .b_batched = kk.b_batched, .rows = R, .ku = e.ku, .nu = e.nu, .in_bytes = e.es,
+                                  .b_batched = kk.b_batched, .rows = R, .rows_fixed = kk.tile_m > 0, .ku = e.ku, .nu = e.nu, .in_bytes = e.es,
                                   .drain_rows = e.rpa, .cycles_per_row = t.mxm_shape(kk.in_dtype).cycles_per_row};
         if (auto plan = plan_streamed_gemm(s, t)) return emit_tsp_streamed(e, s, *plan, summary);
     }

@@ -16,7 +16,8 @@
 //  - the next band's A loads into west regions the current band does not use, then into its
 //    regions as they die, in the order they die, for the K groups in the order they are needed.
 //
-// The cost model: per candidate band size, the host link cycles of every DMA issued during the
+// The cost model: per candidate chunk height (the most rows, halved while the schedule leaves
+// them free) and band size, the host link cycles of every DMA issued during the
 // kernel (transfer + latency; the first band and first B buffers load before it, the last
 // wave's results leave after it) against the MXM cycles; the plan with the fewest estimated
 // cycles (the larger of the two) wins.
@@ -34,16 +35,20 @@ namespace tessera::internal::chip {
 struct StreamedGemmShape {
     int64_t groups = 1, m = 0, n = 0, k = 0;
     bool a_batched = false, b_batched = false;
-    int64_t rows = 0;         ///< Rows of a job (accumulator rows per plane and buffer).
-    int64_t ku = 0, nu = 0;   ///< MXM shape (K and N of a weight tile).
-    int64_t in_bytes = 1;     ///< Input element bytes.
-    int64_t drain_rows = 1;   ///< MEM rows per drained accumulator row.
+    int64_t rows = 0;        ///< Rows of a job (accumulator rows per plane and buffer), at most.
+    bool rows_fixed = false; ///< The schedule set them: the plan may not take fewer.
+    int64_t ku = 0, nu = 0;  ///< MXM shape (K and N of a weight tile).
+    int64_t in_bytes = 1;    ///< Input element bytes.
+    int64_t drain_rows = 1;  ///< MEM rows per drained accumulator row.
     int64_t cycles_per_row = 1;
 };
 
 struct StreamedGemmPlan {
-    int64_t band_chunks = 1; ///< Row chunks of A on chip together; a wave has band_chunks x wave_cols jobs.
-    int64_t wave_cols = 1;   ///< Column blocks per wave.
+    int64_t rows = 0; ///< Rows of a job (a row chunk of A): fewer than the most when a chunk of all
+                      ///< K does not fit.
+    int64_t band_chunks =
+        1; ///< Row chunks of A on chip together; a wave has band_chunks x wave_cols jobs.
+    int64_t wave_cols = 1;    ///< Column blocks per wave.
     int64_t group_blocks = 1; ///< K blocks per A region (= MEM slices: one block per slice).
     /// Interleaved MEM regions: A (west, each group_blocks x rows rows), B buffers and drained
     /// result buffers (east). A has at least one band's worth.
@@ -64,10 +69,12 @@ struct StreamedWave {
 /// The plan's waves in order (bands in order, column groups snaking), with the B buffer of
 /// each: B for a wave loads while the previous wave runs, so into a buffer that wave does not
 /// read; of those, the one whose B is needed again last (Belady).
-std::vector<StreamedWave> streamed_waves(const StreamedGemmShape &shape, int64_t band_chunks, int64_t wave_cols, int b_buffers);
+std::vector<StreamedWave> streamed_waves(const StreamedGemmShape &shape, int64_t band_chunks,
+                                         int64_t wave_cols, int b_buffers);
 
 /// The cheapest feasible plan, or nullopt when no band of A fits the west hemisphere beside
 /// nothing else (then the caller keeps its general scheme).
-std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shape, const chipsim::Target &target);
+std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shape,
+                                                   const chipsim::Target &target);
 
 } // namespace tessera::internal::chip
