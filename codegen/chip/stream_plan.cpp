@@ -113,6 +113,9 @@ std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shap
     std::optional<StreamedGemmPlan> best;
     int64_t best_cycles = 0;
     for (int64_t rows = shape.rows; rows >= 1; rows = shape.rows_fixed ? 0 : rows / 2) {
+        // Chunks shorter than a weight tile's K rows would spend longer installing weights than
+        // multiplying: only worth it when nothing taller fits.
+        if (best && rows < shape.ku) break;
         StreamedGemmShape s = shape;
         s.rows = rows;
         const int64_t mc = ceil_div(s.m, s.rows);
