@@ -392,6 +392,27 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
         tr.count = rows_of(waves[w].band * bm + c) * e.rpa;
         return tr;
     };
+    // A fused epilogue's tiles: slot `index` of one of the plan's epilogue regions.
+    const VectorProgram &ep = kk.epilogue;
+    const int64_t ops_n = int64_t(ep.operands.size());
+    auto slot = [&](TileRef region, int64_t index, int64_t rows) {
+        region.base += index * R * e.rpa;
+        region.count = rows;
+        return region;
+    };
+    auto e_slot = [&](int64_t c, int64_t i, int64_t o) { return (c * wc + i) * ops_n + o; };
+    auto load_e = [&](size_t w) {
+        const StreamedWave &wv = waves[w];
+        for (int64_t c = 0; c < chunks_of(wv); ++c)
+            for (int64_t i = 0; i < cols_of(wv); ++i)
+                for (int64_t o = 0; o < ops_n; ++o) {
+                    const int64_t chunk = wv.band * bm + c, rows = rows_of(chunk);
+                    e.load(slot(plan.operands, e_slot(c, i, o), rows * e.rpa),
+                           e.out_view("E" + std::to_string(o), kk.operand_dims[size_t(o)], wv.g, chunk * R, rows,
+                                      (wv.cols * wc + i) * e.nu),
+                           "epilogue operand");
+                }
+    };
     // One store per wave when its chunks are whole (one DMA latency), else one per chunk.
     auto store_c = [&](size_t w) {
         const StreamedWave &wv = waves[w];
@@ -434,6 +455,7 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
         if (w > bands[bi].last) ++bi;
         const Band &band = bands[bi];
         if (w + 1 < waves.size() && waves[w + 1].b_load && !b_early[w + 1]) load_b(w + 1);
+        load_e(w); // read by the previous wave's epilogue until its end, by this one's at its end
         const bool ap = w == 0;
         const int64_t chunks = chunks_of(wv), cols = cols_of(wv);
         std::vector<TileRef> accs;
@@ -463,7 +485,26 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
         // A drain with a later job on its plane has that whole job to finish in: one stream.
         const int streams = w + 1 < waves.size() && e.rpa < KB ? 1 : 0;
         for (int64_t c = 0; c < chunks; ++c)
-            for (int64_t i = 0; i < cols; ++i) e.drain(plane_of(c, i), c_tile(w, c, i), accs[size_t(c * cols + i)], ap, streams);
+            for (int64_t i = 0; i < cols; ++i) {
+                const int64_t rows = rows_of(wv.band * bm + c) * e.rpa, job = c * wc + i;
+                if (ep.empty()) {
+                    e.drain(plane_of(c, i), c_tile(w, c, i), accs[size_t(c * cols + i)], ap, streams);
+                    continue;
+                }
+                // The epilogue's result goes where the store reads it; the drained tile and the
+                // steps before the result use the plan's slots (the VXM runs one job at a time).
+                const TileRef drained = slot(plan.drained, job, rows);
+                e.drain(plane_of(c, i), drained, accs[size_t(c * cols + i)], ap, streams);
+                std::vector<TileRef> operands, temps;
+                for (int64_t o = 0; o < ops_n; ++o) operands.push_back(slot(plan.operands, e_slot(c, i, o), rows));
+                int64_t step = 0;
+                e.epilogue(drained, operands, rows,
+                           [&](int64_t r, bool result, int) {
+                               const int64_t s_index = step++;
+                               return result ? prefix(c_tile(w, c, i), r) : slot(plan.scratch, s_index, r);
+                           },
+                           temps, ap);
+            }
         if (w == band.last && bi + 1 < bands.size()) {
             for (auto &cg : band.by_death) free_regions.push_back(band.region.at(cg));
             while (loaded[bi + 1] < bands[bi + 1].by_need.size()) load_a(bi + 1);
@@ -475,7 +516,7 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
     summary += "tsp-mini matmul: " + std::to_string(MC * NB * kk.groups) + " jobs of " + std::to_string(R) + "x" +
                std::to_string(e.nu) + " over " + std::to_string(t.mxm.count) + " MXM planes, " + std::to_string(KB) +
                " K blocks of " + std::to_string(e.ku) + "; A and B streamed on a plan: " + plan.describe() +
-               "; accumulators double-buffered\n";
+               "; accumulators double-buffered" + (ep.empty() ? std::string() : "; VXM epilogue: " + ep.description) + "\n";
     return std::move(e.ops);
 }
 
@@ -619,16 +660,18 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         for (auto &tr : reserve) e.alloc.release(tr);
     }
 
-    // Streamed plain matmuls run on a plan made from the shapes and the target
-    // (stream_plan.h); convs, fused epilogues and explicit placements keep the scheme below.
-    if (!preload && !kk.conv && kk.epilogue.empty() && kk.acc_bank < 0 && kk.stage_bank < 0 && kk.out_bank < 0 && acc_db &&
+    // Streamed matmuls run on a plan made from the shapes and the target (stream_plan.h);
+    // convs and explicit placements keep the scheme below.
+    if (!preload && !kk.conv && kk.acc_bank < 0 && kk.stage_bank < 0 && kk.out_bank < 0 && acc_db &&
         e.ku * e.es == e.vl && e.nu * e.es == e.vl) {
         const StreamedGemmShape s{.groups = kk.groups, .m = kk.m, .n = kk.n, .k = kk.k, .a_batched = kk.a_batched,
                                   .b_batched = kk.b_batched, .rows = R, .rows_fixed = kk.tile_m > 0, .ku = e.ku, .nu = e.nu, .in_bytes = e.es,
-                                  .drain_rows = e.rpa, .cycles_per_row = t.mxm_shape(kk.in_dtype).cycles_per_row};
+                                  .drain_rows = e.rpa, .cycles_per_row = t.mxm_shape(kk.in_dtype).cycles_per_row,
+                                  .epilogue_operands = int64_t(kk.epilogue.operands.size()),
+                                  .epilogue_steps = int64_t(kk.epilogue.steps.size())};
         if (auto plan = plan_streamed_gemm(s, t)) return emit_tsp_streamed(e, s, *plan, summary);
     }
-    // The tile cache: streamed convs and fused epilogues. The figures quoted below were measured
+    // The tile cache: streamed convs and explicit placements. The figures quoted below were measured
     // on plain matmuls, before they moved to the plan.
     // Only when all of B then stays on chip (bf16 1024^3: 2 MiB of B, 86.8 -> 95.4 % of MXM
     // peak); when B streams anyway (int8 / bf16 2048^3) A keeps every west slice, which

@@ -36,6 +36,19 @@ bool allocate_regions(StreamedGemmPlan &p, const StreamedGemmShape &s, const chi
         if (!tr) return false;
         p.c_buffers.push_back(*tr);
     }
+    // A fused epilogue's tiles: drained results, operands and one slot per step, all per job.
+    if (s.epilogue_steps > 0) {
+        const int64_t jobs = p.band_chunks * p.wave_cols, slot = s.rows * s.drain_rows;
+        auto d = east(jobs * slot, 0), x = east(s.epilogue_steps * slot, 1);
+        if (!d || !x) return false;
+        p.drained = *d;
+        p.scratch = *x;
+        if (s.epilogue_operands > 0) {
+            auto o = east(jobs * s.epilogue_operands * slot, 0);
+            if (!o) return false;
+            p.operands = *o;
+        }
+    }
     // B buffers: as many as the east holds, up to one per distinct B (then B loads once).
     for (int i = 0; i < b_keys; ++i) {
         auto tr = east(b_rows, i);
@@ -143,8 +156,12 @@ std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shap
                 if (wv.b_load && b_used[size_t(wv.b_buffer)])
                     p.link_cycles += link(cols * s.k * s.nu * s.in_bytes);
                 if (wv.b_load) b_used[size_t(wv.b_buffer)] = true;
-                if (w + 1 < waves.size()) { // one store per wave when its chunks are whole, else
-                                            // one per chunk
+                if (w > 0) // the epilogue's operands, one DMA per job and operand
+                    for (int64_t c = 0; c < chunks; ++c)
+                        p.link_cycles +=
+                            cols * s.epilogue_operands * link(rows_of(first + c) * s.nu * 4);
+                // One store per wave when its chunks are whole, else one per chunk.
+                if (w + 1 < waves.size()) {
                     if (s.m >= (first + chunks) * s.rows)
                         p.link_cycles += link(chunks * cols * s.rows * s.nu * 4);
                     else

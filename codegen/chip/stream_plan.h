@@ -14,7 +14,9 @@
 //  - waves walk a band's column groups, snaking (every other band backwards), so the B buffers
 //    left at the end of a band are the first ones the next band needs;
 //  - the next band's A loads into west regions the current band does not use, then into its
-//    regions as they die, in the order they die, for the K groups in the order they are needed.
+//    regions as they die, in the order they die, for the K groups in the order they are needed;
+//  - a fused VXM epilogue gets east slots for a wave's drained tiles and operands and one per
+//    step; its result lands in the wave's result buffer.
 //
 // The cost model: per candidate chunk height (the most rows, halved while the schedule leaves
 // them free) and band size, the host link cycles of every DMA issued during the
@@ -41,6 +43,8 @@ struct StreamedGemmShape {
     int64_t in_bytes = 1;    ///< Input element bytes.
     int64_t drain_rows = 1;  ///< MEM rows per drained accumulator row.
     int64_t cycles_per_row = 1;
+    int64_t epilogue_operands = 0; ///< Tiles a fused VXM epilogue reads besides the result.
+    int64_t epilogue_steps = 0;    ///< Its instructions (each writes one tile).
 };
 
 struct StreamedGemmPlan {
@@ -53,6 +57,9 @@ struct StreamedGemmPlan {
     /// Interleaved MEM regions: A (west, each group_blocks x rows rows), B buffers and drained
     /// result buffers (east). A has at least one band's worth.
     std::vector<chipsim::TileRef> a_regions, b_buffers, c_buffers;
+    /// With a fused epilogue (east too, each a slot of one job's drained rows per use): the
+    /// drained tiles of a wave, the epilogue's operands for a wave, one slot per epilogue step.
+    chipsim::TileRef drained, operands, scratch;
     int64_t mxm_cycles = 0;  ///< The cost model's MXM cycles (every wave back to back).
     int64_t link_cycles = 0; ///< The cost model's host link cycles during the kernel.
     std::string describe() const;

@@ -134,19 +134,36 @@ TEST(ChipMatmulStreamed, LongKHalvesTheRowChunkEqualsReference) {
     EXPECT_EQ(r.program.summary.find("of 512 rows of A"), std::string::npos) << r.program.summary;
 }
 
-TEST(ChipMatmulStreamed, FusedEpilogueStreamsThroughTheTileCache) {
-    // A bias and a ReLU fused on the VXM, with B over 4 MiB: the plan covers plain matmuls only,
-    // so this one streams through the tile cache, and must still equal the reference.
-    const int m = 3, k = 2200, n = 1950;
-    Input A(Int(8), {m, k}, "A"), B(Int(8), {k, n}, "B"), bias(Int(32), {n}, "bias");
-    Func out = ops::relu(ops::add(ops::matmul(A, B), bias));
-    Buffer<> a(Int(8), {m, k}), b(Int(8), {k, n}), c(Int(32), {n});
-    a.fill_random(91);
-    b.fill_random(92);
-    c.fill_random(93);
-    ChipResult r = test::expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, "tsp-mini", Int(8));
-    EXPECT_NE(r.program.summary.find("streamed per wave"), std::string::npos) << r.program.summary;
-    EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos) << r.program.summary;
+TEST(ChipMatmulStreamed, FusedEpiloguesOnThePlanEqualReference) {
+    // Epilogues fused on the VXM with B over 4 MiB: each job's drained tile, the epilogue's
+    // operands (a bias, loaded per job) and its steps use the plan's slots, the result goes
+    // where the wave's store reads it. int8 bias + ReLU; bf16 bias + GELU (tanh form, a chain
+    // of several steps).
+    {
+        const int m = 3, k = 2200, n = 1950;
+        Input A(Int(8), {m, k}, "A"), B(Int(8), {k, n}, "B"), bias(Int(32), {n}, "bias");
+        Func out = ops::relu(ops::add(ops::matmul(A, B), bias));
+        Buffer<> a(Int(8), {m, k}), b(Int(8), {k, n}), c(Int(32), {n});
+        a.fill_random(91);
+        b.fill_random(92);
+        c.fill_random(93);
+        ChipResult r = test::expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, "tsp-mini", Int(8));
+        EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
+        EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos) << r.program.summary;
+    }
+    {
+        const int m = 5, k = 1100, n = 1980;
+        Input A(BFloat(16), {m, k}, "A"), B(BFloat(16), {k, n}, "B"), bias(Float(32), {n}, "bias");
+        Func out = ops::gelu(ops::add(ops::matmul(A, B), bias), ops::GeluApproximation::Tanh);
+        Buffer<> a(BFloat(16), {m, k}), b(BFloat(16), {k, n}), c(Float(32), {n});
+        a.fill_random(94);
+        b.fill_random(95);
+        c.fill_random(96);
+        ChipResult r =
+            test::expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, "tsp-mini", BFloat(16), k);
+        EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
+        EXPECT_NE(r.program.assembly.find("tanh"), std::string::npos);
+    }
 }
 
 /// An n^3 matmul compiled for tsp-mini and its simulated cycles (timing only, exact).
