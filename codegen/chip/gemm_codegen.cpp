@@ -7,10 +7,10 @@
 // 64-row install then reads 8 rows per slice, 16 cycles at 4 streams); activation tiles sit
 // one per bank on the west side; drained results interleave on the east side. When A and B
 // fit in MEM they are all loaded before the kernel starts (the Groq model: the kernel then
-// never waits for the host link). Otherwise a plain matmul streams them on a plan made from
-// the shapes and the target (stream_plan.h: bands of A kept on chip, waves of B and results in
-// long DMAs, the next band loading as the last one dies). Streamed convs and fused epilogues
-// keep a tile cache instead: tiles stream in per wave and are evicted furthest-next-use first;
+// never waits for the host link). Otherwise a matmul (fused epilogue or not) streams them on a
+// plan made from the shapes and the target (stream_plan.h: bands of A kept on chip, waves of B
+// and results in long DMAs, the next band loading as the last one dies). Streamed convs and
+// explicit placements (store_in) keep a tile cache instead: tiles stream in per wave and are evicted furthest-next-use first;
 // when all of B then stays on chip, the last west slice holds the B panels that do not fit the
 // east and A keeps to the other west slices.
 //
