@@ -76,7 +76,7 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     if (by_strips) {
         // The zero fill by the same column strips: the pool gives a thread the same part of
         // every parallel loop, so each core zeroes the block of C it then accumulates into.
-        C.split(j, ib, ir, static_cast<int>(N / strips)).vectorize(ir, lanes).parallel(ib);
+        C.split(j, ib, ir, static_cast<int>(N / strips)).reorder({ib, i, ir}).vectorize(ir, lanes).parallel(ib);
     } else {
         // The zero fill in blocks of rows of at least 32 KiB: one task per row (1 KiB at N = 256)
         // costs less than the atomic increment that hands it out, which moves between the cores

@@ -13,6 +13,8 @@
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/ir_operator.h"
+#include "tessera/ir_visitor.h"
+#include "tessera/lower.h"
 #include "tessera/ops.h"
 #include "tessera/reference.h"
 
@@ -165,6 +167,43 @@ TEST(HostSchedules, MatmulLibraryScheduleMatchesTheReference) {
         Buffer<> ref = evaluate_reference(out.func(), {m, n}, {{A, a}, {B, b}});
         Comparison c = compare(got, ref, Tolerance::for_type(Float(32), kk));
         EXPECT_TRUE(c.equal) << m << "x" << n << "x" << kk << ": " << c.message;
+    }
+}
+
+/// How many times a call of the lowered kernel enters a parallel loop: each entry is one
+/// dispatch to the thread pool, so each parallel loop counts the product of the constant
+/// extents of the serial loops around it.
+int64_t parallel_dispatches(const LoweredModule &m) {
+    struct Counter : IRVisitor {
+        int64_t enclosing = 1, dispatches = 0;
+        using IRVisitor::visit;
+        void visit(const For *f) override {
+            if (f->kind == ForKind::Parallel) {
+                dispatches += enclosing;
+                return; // loops inside run within one task
+            }
+            const int64_t saved = enclosing;
+            enclosing *= as_const_int(f->extent).value_or(1);
+            IRVisitor::visit(f);
+            enclosing = saved;
+        }
+    } counter;
+    m.body.accept(&counter);
+    return counter.dispatches;
+}
+
+TEST(HostSchedules, MatmulLibraryScheduleDispatchesFewParallelLoops) {
+    // Every parallel loop is a fork and join of the pool (a few microseconds), so the zero fill
+    // must be one loop over blocks, not one per row: at 256³ a fill parallel over column strips
+    // inside the row loop made 256 dispatches of 4 tiny tasks a call, and 2 threads ran no
+    // faster than 1. Small products: the fill and the column strips; larger ones: the fill and
+    // the row tiles of each (column strip, k block) sharing a packed panel of B.
+    for (const auto &[n, expected] : std::vector<std::pair<int, int64_t>>{{256, 2}, {512, 2}, {1024, 1 + 4}, {2048, 1 + 2 * 8}}) {
+        Input A(Float(32), {n, n}, "A"), B(Float(32), {n, n}, "B");
+        Pipeline p(ops::matmul(A, B).func());
+        host_schedules::matmul(p, n, n, n);
+        const LoweredModule m = lower(p, Target::host(), {{n, n}});
+        EXPECT_EQ(parallel_dispatches(m), expected) << n << "³:\n" << m.to_string();
     }
 }
 
