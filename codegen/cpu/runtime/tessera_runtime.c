@@ -146,9 +146,10 @@ static int job_finished(tessera_rt_pool *pool, uint64_t unused) {
  *
  * It does not yield between checks: sched_yield hands the CPU to any runnable thread, even a
  * nice 19 build, for a whole time slice, after which the check above sends the thread to sleep.
- * With two other builds running on the 2-core VM, 2 threads, medians of 10 interleaved
- * repetitions: 256³ 0.64 ms with the yield, 0.42 ms without (Halide's manual schedule 0.43);
- * 1024³ 20.6 ms and 15.6 ms (OpenBLAS 25.4). */
+ * With two nice 19 busy loops beside it on the 2-core VM, 2 threads, medians of 8 interleaved
+ * repetitions: 256³ 0.36 ms with the yield, 0.28 ms without (Halide's manual schedule 0.32);
+ * 512³ 3.12 and 2.08 ms (Halide 2.47); 1024³ 21.0 and 16.9 ms (OpenBLAS 17.8). Idle, the two
+ * are alike. */
 static int spin_until(int (*ready)(tessera_rt_pool *, uint64_t), tessera_rt_pool *pool, uint64_t arg) {
     const uint64_t start = now_ns();
     uint64_t last = start;
