@@ -65,12 +65,15 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
     Var i("i"), j("j"), io("io"), jo("jo"), ii("ii"), ji("ji"), jc("jc"), jr("jr");
     const VarOrRVar k("k"), ko("ko"), ki("ki");
     // Small products (up to 512³): the row-tile loop below gives each thread too little work per
-    // parallel loop, and B is packed by one thread before it. Instead, 4 column strips run in
-    // parallel and each packs its own panels of B (inside the parallel loop). On the 2-core
-    // EPYC with load ~4 (other builds), 2 threads, ratio to Halide's manual schedule in the
-    // same run: 256³ 1.14-1.34× (row tiles: 1.04-1.07×); 512³ 1.22-1.41× (row tiles:
-    // 1.29-1.49×, alike within the noise).
-    const int strips = 4;
+    // parallel loop, and B is packed by one thread before it. Instead, column strips run in
+    // parallel and each packs its own panels of B (inside the parallel loop). 16 strips where N
+    // allows, so that a thread on a vCPU that runs slower for a while (the host's other
+    // guests) has its last strips taken by the other: on the 2-core EPYC, 2 threads, medians
+    // of 10 interleaved repetitions in three runs, 256³ 0.259 / 0.232 / 0.255 ms with 16 strips
+    // against 0.295 / 0.234 / 0.289 with 4 (Halide's manual schedule 0.309 / 0.250 / 0.305);
+    // 512³ 2.36 / 1.86 / 2.15 against 2.46 / 1.80 / 2.33.
+    int strips = 16;
+    while (strips > 4 && N % (strips * nr) != 0) strips /= 2;
     const bool by_strips = M * N * K <= int64_t{512} * 512 * 512 && N % (strips * nr) == 0;
     Var ib("ib"), ir("ir");
     if (by_strips) {
