@@ -37,18 +37,96 @@ int ReservationTable::free_lane(int resource, int64_t begin, int64_t end) const 
     return -1;
 }
 
-int64_t ReservationTable::next_free(int resource, int64_t not_before, int64_t duration) const {
-    if (duration <= 0) return not_before;
-    int64_t best = INT64_MAX;
-    for (const Lane &lane : lanes_.at(resource)) best = std::min(best, lane_next_free(lane, not_before, duration));
-    return best;
+namespace {
+
+/// The holds of every lane that overlap [begin, end).
+std::vector<Interval> overlapping(const std::vector<Lane> &lanes, int64_t begin, int64_t end) {
+    std::vector<Interval> found;
+    for (const Lane &lane : lanes)
+        for (auto it = first_ending_after(lane, begin); it != lane.end() && it->begin < end; ++it) found.push_back(*it);
+    return found;
 }
 
-std::optional<Interval> ReservationTable::blocker(int resource, int64_t begin, int64_t end) const {
-    if (free_lane(resource, begin, end) >= 0) return std::nullopt;
-    const Lane &lane = lanes_.at(resource).at(0);
-    auto it = first_ending_after(lane, begin);
-    return *it;
+/// The first cycle of [begin, end) at which `limit` or more of `holds` overlap, and the hold
+/// of those that ends first (the earliest a lane comes free there); none when there is none.
+std::optional<Interval> first_full(std::vector<Interval> holds, int64_t begin, int64_t end, int limit) {
+    std::sort(holds.begin(), holds.end(), [](const Interval &a, const Interval &b) { return a.begin < b.begin; });
+    // Sweep the starts in order, keeping the holds still active (ends in a min-heap).
+    auto later_end = [](const Interval &a, const Interval &b) { return a.end > b.end; };
+    std::vector<Interval> active;
+    for (const Interval &h : holds) {
+        const int64_t at = std::max(h.begin, begin);
+        while (!active.empty() && active.front().end <= at) {
+            std::pop_heap(active.begin(), active.end(), later_end);
+            active.pop_back();
+        }
+        active.push_back(h);
+        std::push_heap(active.begin(), active.end(), later_end);
+        if (int(active.size()) >= limit && at < end) return active.front();
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+int ReservationTable::holders(int resource, int64_t begin, int64_t end) const {
+    std::vector<Interval> holds = overlapping(lanes_.at(resource), begin, end);
+    std::vector<std::pair<int64_t, int>> events;
+    for (const Interval &h : holds) {
+        events.push_back({std::max(h.begin, begin), +1});
+        events.push_back({std::min(h.end, end), -1});
+    }
+    std::sort(events.begin(), events.end()); // at one cycle, ends (-1) before starts
+    int now = 0, most = 0;
+    for (auto &[t, d] : events) most = std::max(most, now += d);
+    return most;
+}
+
+int64_t ReservationTable::next_free(int resource, int64_t not_before, int64_t duration, int needed) const {
+    if (duration <= 0) return not_before;
+    const auto &lanes = lanes_.at(resource);
+    if (lanes.size() == 1) return lane_next_free(lanes[0], not_before, duration);
+    const int limit = int(lanes.size()) - std::min(needed, int(lanes.size())) + 1; // holders at a cycle: no room
+    int64_t t = not_before;
+    while (auto full = first_full(overlapping(lanes, t, t + duration), t, t + duration, limit)) t = full->end;
+    return t;
+}
+
+std::optional<Interval> ReservationTable::blocker(int resource, int64_t begin, int64_t end, int needed) const {
+    const auto &lanes = lanes_.at(resource);
+    return first_full(overlapping(lanes, begin, end), begin, end, int(lanes.size()) - std::min(needed, int(lanes.size())) + 1);
+}
+
+void ReservationTable::add_to_any_lane(int resource, Interval interval) {
+    if (interval.end <= interval.begin) return;
+    const int lane = free_lane(resource, interval.begin, interval.end);
+    if (lane >= 0) {
+        add(resource, lane, interval);
+        return;
+    }
+    std::vector<Lane> &lanes = lanes_.at(resource);
+    std::vector<Interval> holds{interval};
+    for (Lane &l : lanes) {
+        holds.insert(holds.end(), l.begin(), l.end());
+        l.clear();
+    }
+    std::sort(holds.begin(), holds.end(), [](const Interval &a, const Interval &b) { return a.begin < b.begin; });
+    for (const Interval &h : holds) {
+        // By start: a lane whose last hold has ended. There is one whenever no cycle has more
+        // holds than lanes; otherwise the caller skipped its check, and the lane that frees
+        // first takes it (an overlap, as before this re-assignment existed).
+        size_t best = 0;
+        for (size_t i = 0; i < lanes.size(); ++i) {
+            const int64_t free_at = lanes[i].empty() ? INT64_MIN : lanes[i].back().end;
+            const int64_t best_at = lanes[best].empty() ? INT64_MIN : lanes[best].back().end;
+            if (free_at <= h.begin) {
+                best = i;
+                break;
+            }
+            if (free_at < best_at) best = i;
+        }
+        lanes[best].push_back(h);
+    }
 }
 
 void ReservationTable::add(int resource, int lane, Interval interval) {

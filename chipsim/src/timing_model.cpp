@@ -518,32 +518,11 @@ int64_t TimingModel::earliest_start(const ResourceUse &use, const ReservationTab
         moved = false;
         for (auto &h : use.holds) {
             if (h.bandwidth || h.duration <= 0) continue;
-            for (int lane_need = 0; lane_need < 1; ++lane_need) {
-                int64_t want = t + h.offset;
-                int64_t got;
-                if (h.lanes <= 1) {
-                    got = table.next_free(h.resource, want, h.duration);
-                } else {
-                    // Several lanes at once: advance until enough lanes are free together.
-                    got = want;
-                    while (true) {
-                        int free = 0;
-                        int64_t soonest = INT64_MAX;
-                        for (int l = 0; l < table.lanes(h.resource); ++l) {
-                            auto &iv = table.intervals(h.resource, l);
-                            auto it = std::upper_bound(iv.begin(), iv.end(), got,
-                                                       [](int64_t v, const Interval &i) { return v < i.end; });
-                            if (it == iv.end() || it->begin >= got + h.duration) ++free;
-                            else soonest = std::min(soonest, it->end);
-                        }
-                        if (free >= h.lanes) break;
-                        got = soonest;
-                    }
-                }
-                if (got != want) {
-                    t = got - h.offset;
-                    moved = true;
-                }
+            const int64_t want = t + h.offset;
+            const int64_t got = table.next_free(h.resource, want, h.duration, std::max(1, h.lanes));
+            if (got != want) {
+                t = got - h.offset;
+                moved = true;
             }
         }
     }
@@ -561,21 +540,7 @@ std::optional<Conflict> TimingModel::conflict_at(const ResourceUse &use, const R
             Interval held = blocker ? *blocker : Interval{b, e, -1};
             return Conflict{h.resource, held, b};
         }
-        int free = 0;
-        for (int l = 0; l < table.lanes(h.resource) && free < h.lanes; ++l) {
-            auto &iv = table.intervals(h.resource, l);
-            auto it = std::upper_bound(iv.begin(), iv.end(), b, [](int64_t v, const Interval &i) { return v < i.end; });
-            if (it == iv.end() || it->begin >= e) ++free;
-        }
-        if (free < h.lanes) {
-            auto blocker = table.blocker(h.resource, b, e);
-            if (!blocker) { // enough lanes for one but not for all: name the lowest lane's holder
-                auto &iv = table.intervals(h.resource, 0);
-                auto it = std::upper_bound(iv.begin(), iv.end(), b, [](int64_t v, const Interval &i) { return v < i.end; });
-                blocker = it != iv.end() ? *it : Interval{b, e, -1};
-            }
-            return Conflict{h.resource, *blocker, b};
-        }
+        if (auto blocker = table.blocker(h.resource, b, e, std::max(1, h.lanes))) return Conflict{h.resource, *blocker, b};
     }
     return std::nullopt;
 }
@@ -599,11 +564,7 @@ Placement TimingModel::reserve(const ResourceUse &use, ReservationTable &table, 
         int64_t b = start + h.offset;
         int64_t e = h.until_end ? p.end : b + h.duration;
         if (e <= b) continue;
-        for (int k = 0; k < h.lanes; ++k) {
-            int lane = table.free_lane(h.resource, b, e);
-            if (lane < 0) lane = 0; // static conflicts were reported before reserving
-            table.add(h.resource, lane, {b, e, owner});
-        }
+        for (int k = 0; k < h.lanes; ++k) table.add_to_any_lane(h.resource, {b, e, owner});
     }
     return p;
 }

@@ -17,6 +17,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 
 namespace tessera {
 namespace {
@@ -160,17 +161,25 @@ std::string reason_of(const std::string &what) {
     return head.size() > 140 ? head.substr(0, 140) + "..." : head;
 }
 
-void check_chip(const std::string &chip, int seeds) {
+/// Runs seeds 0 .. seeds - 1 of every op on `chip`; with `only`, just the listed seeds of the
+/// listed ops (and no check of how many are accepted).
+void check_chip(const std::string &chip, int seeds, const std::map<std::string, std::vector<int>> *only = nullptr) {
     int total_accepted = 0;
     for (const auto &make : chip_op_cases()) {
         ChipOpCase op = make();
+        if (only && !only->count(op.name)) continue;
         SCOPED_TRACE(chip + " " + op.name);
         Pipeline p(op.out);
         p.set_schedule(Schedule{});
         const Buffer<> ref = p.realize({op.shape}, op.bindings, Target::reference())[0];
         Tally tally;
         int failures = 0;
-        for (int seed = 0; seed < seeds && failures < 3; ++seed) {
+        std::vector<int> seed_list;
+        if (only) seed_list = only->at(op.name);
+        else
+            for (int seed = 0; seed < seeds; ++seed) seed_list.push_back(seed);
+        for (int seed : seed_list) {
+            if (failures >= 3) break;
             difftest::ScheduleGenerator gen(uint64_t(seed) * 7919 + std::hash<std::string>{}(op.name + chip));
             gen.apply(p);
             const std::string json = p.schedule().to_json(-1);
@@ -207,7 +216,10 @@ void check_chip(const std::string &chip, int seeds) {
         // that rejects nearly all of them has lost its chip lowering.
         std::string why;
         for (const auto &[r, n] : tally.reasons) why += "\n  " + std::to_string(n) + " x " + r;
-        EXPECT_GE(tally.accepted * 2, tally.accepted + tally.rejected)
+        if (only)
+            EXPECT_EQ(tally.rejected, 0) << op.name << ": every listed schedule must compile; rejections:" << why;
+        else
+            EXPECT_GE(tally.accepted * 2, tally.accepted + tally.rejected)
             << op.name << " on " << chip << ": accepted " << tally.accepted << " of " << tally.accepted + tally.rejected
             << "; rejections:" << why;
         ::testing::Test::RecordProperty(chip + " " + op.name,
@@ -225,6 +237,17 @@ int seeds() { return difftest::env_int("TESSERA_CHIP_DIFF_SEEDS", 24); }
 TEST(ChipDifferential, RandomSchedulesOnTspMiniEqualTheReferenceOrAreRejected) { check_chip("tsp-mini", seeds()); }
 
 TEST(ChipDifferential, RandomSchedulesOnNpuEdgeEqualTheReferenceOrAreRejected) { check_chip("npu-edge", seeds()); }
+
+TEST(ChipDifferential, SchedulesChipsimOnceRefusedRunOnTspMini) {
+    // Found with TESSERA_CHIP_DIFF_SEEDS=96: the list schedule of a bias + ReLU epilogue left its
+    // stream holds on lanes that had no room for a weight install, though no cycle had more holds
+    // than streams (chipsim now counts holds and re-assigns lanes); and two requantise epilogues
+    // whose casts met a result store's stream hold where chipsim, placing the store in cycle
+    // order, ended it later than the list scheduler had (the backend now checks each static
+    // program with a timing-only run and lets chipsim's ASAP pass repair it).
+    const std::map<std::string, std::vector<int>> seeds{{"matmul_bias_relu_bf16", {42}}, {"matmul_requantise_i8", {76, 82}}};
+    check_chip("tsp-mini", 0, &seeds);
+}
 
 } // namespace
 } // namespace tessera

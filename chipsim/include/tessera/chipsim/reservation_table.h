@@ -3,6 +3,14 @@
 // VXM has 16 ALU slots); each lane is a sorted list of disjoint half-open intervals [begin, end).
 // The simulator, the chip code generator's list scheduler and the autotuner's cost model all
 // place instructions into one of these through the TimingModel.
+//
+// Lanes are not named by the ISA: a hold takes some lane for its whole interval, and whether a
+// hold fits is a count — at every cycle of it, fewer holders than lanes. Holds arrive in issue
+// order, not in the order their intervals begin (a drain's write-back starts cycles after its
+// issue), so the first free lane for each as it comes can leave no single lane free for a
+// later one although no cycle is full; the table then re-assigns the resource's lanes (by
+// interval start, any free lane: the greedy colouring that needs no more lanes than the
+// largest number of holds at one cycle).
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -28,12 +36,17 @@ public:
     int lanes(int resource) const { return int(lanes_.at(resource).size()); }
     /// A lane of `resource` free over [begin, end), or -1.
     int free_lane(int resource, int64_t begin, int64_t end) const;
-    /// The earliest t >= not_before at which some lane is free over [t, t + duration).
-    int64_t next_free(int resource, int64_t not_before, int64_t duration) const;
-    /// An interval that blocks [begin, end) on every lane (the one on the lowest lane), if any.
-    std::optional<Interval> blocker(int resource, int64_t begin, int64_t end) const;
+    /// The largest number of holds of `resource` at one cycle of [begin, end).
+    int holders(int resource, int64_t begin, int64_t end) const;
+    /// The earliest t >= not_before at which `needed` more holds fit over [t, t + duration).
+    int64_t next_free(int resource, int64_t not_before, int64_t duration, int needed = 1) const;
+    /// A hold that keeps `needed` more from fitting over [begin, end), if any.
+    std::optional<Interval> blocker(int resource, int64_t begin, int64_t end, int needed = 1) const;
     /// Records a hold on a lane; the caller checked the lane is free.
     void add(int resource, int lane, Interval interval);
+    /// Records a hold on a free lane, re-assigning the resource's lanes when no single lane is
+    /// free over the whole interval; the caller checked that it fits (holders() < lanes()).
+    void add_to_any_lane(int resource, Interval interval);
     /// Serves `amount` cycles of a shared-bandwidth resource (lane 0) from `not_before` on,
     /// filling free gaps of at least `granule` cycles (pieces are multiples of the granule but the
     /// last). Returns the pieces; does not record them.
