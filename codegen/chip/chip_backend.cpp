@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
 #include <map>
 
 #include "conv_image_codegen.h"
@@ -191,43 +190,6 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
 /// link as it is and the chip builds the layout the matmuls read (conv_image_codegen.h); only
 /// an NHWC image whose channels are not whole 64-byte rows is still padded into [N, Hp, Wp, Cp]
 /// on the host (groups = 1 only).
-/// Makes sure chipsim accepts a static program as scheduled. chipsim checks it in cycle order,
-/// the list scheduler placed it in emission order; where a later instruction filled an earlier
-/// gap, a shared-bandwidth resource (the host link) is handed out in another order and a hold
-/// that lasts until its transfer ends can end elsewhere (seen in the random-schedule
-/// differential: a requantise epilogue's casts against a result store on stream.west). A
-/// timing-only run finds it; chipsim's own ASAP pass then moves what collides (the list
-/// schedule's cycles as lower bounds); if even that fails, `in_order` (where the kernel has
-/// one), which always agrees at the cost of overlap; otherwise a clear error.
-void make_chipsim_agree(ChipProgram &cp, const chipsim::TimingModel &model,
-                        const std::function<std::vector<chipsim::Instruction>()> &in_order = {}) {
-    std::string disagreement;
-    auto agrees = [&] {
-        try {
-            chipsim::SimOptions check;
-            check.functional = false;
-            chipsim::simulate(cp.program, model, check);
-            return true;
-        } catch (const Error &e) {
-            disagreement = e.what();
-            return false;
-        }
-    };
-    if (agrees()) return;
-    cp.program = chipsim::schedule_asap(cp.program, model);
-    std::stable_sort(cp.program.instructions.begin(), cp.program.instructions.end(),
-                     [](const chipsim::Instruction &a, const chipsim::Instruction &b) { return a.cycle < b.cycle; });
-    if (agrees()) {
-        cp.summary += "(rescheduled by chipsim's ASAP pass: the list schedule's resource holds disagreed with chipsim's)\n";
-        return;
-    }
-    if (!in_order)
-        throw Error("chip backend: the instruction schedule of this kernel is refused by chipsim, also after its ASAP pass (" +
-                    disagreement + "); choose other tile sizes");
-    cp.program.instructions = in_order();
-    cp.summary += "(in-order schedule: the list schedule's resource holds disagreed with chipsim's)\n";
-}
-
 ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p) {
     using internal::chip::ConvImageSource;
     const chipsim::Target &t = cp.target;
@@ -381,12 +343,8 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
                  (G > 1 ? std::to_string(G) + " implicit GEMMs, one per group (" : "an implicit GEMM (") + std::to_string(cv.kh * cv.kw) +
                  " taps, one matmul each) -> " + (on_chip ? "layout on chip: " + pre.summary : "image padded on the host; ") + summaries;
     cp.program.target = t.name;
-    if (t.issue == chipsim::IssueKind::Static) {
-        cp.program.instructions = internal::chip::schedule_static(ops, model);
-        make_chipsim_agree(cp, model, [&] { return internal::chip::schedule_static(ops, model, /*in_order=*/true); });
-    } else {
-        cp.program.instructions = internal::chip::insert_semaphores(ops, model);
-    }
+    cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
+                                                                    : internal::chip::insert_semaphores(ops, model);
     cp.assembly = chipsim::disassemble(cp.program);
     cp.outputs = {g.output.name()};
     cp.output_shapes = {shape};
@@ -413,7 +371,6 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
         internal::chip::check_vector_op_schedule(pipeline, *v);
         cp.outputs = {pipeline.outputs()[0].name()};
         internal::chip::compile_vector_op(cp, *v, output_shapes[0]);
-        if (t.issue == chipsim::IssueKind::Static) make_chipsim_agree(cp, chipsim::TimingModel(t));
         cp.assembly = chipsim::disassemble(cp.program);
         cp.output_shapes = output_shapes;
         return cp;
@@ -507,12 +464,8 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     chipsim::TimingModel model(t);
     std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, cp.summary);
     cp.program.target = t.name;
-    if (t.issue == chipsim::IssueKind::Static) {
-        cp.program.instructions = internal::chip::schedule_static(ops, model);
-        make_chipsim_agree(cp, model, [&] { return internal::chip::schedule_static(ops, model, /*in_order=*/true); });
-    } else {
-        cp.program.instructions = internal::chip::insert_semaphores(ops, model);
-    }
+    cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
+                                                                    : internal::chip::insert_semaphores(ops, model);
     cp.assembly = chipsim::disassemble(cp.program);
     cp.outputs = {g.output.name()};
     cp.output_shapes = output_shapes;

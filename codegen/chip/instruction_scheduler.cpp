@@ -91,7 +91,30 @@ chipsim::Queue queue_of(const Instruction &in) {
 
 } // namespace
 
-std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order) {
+namespace {
+
+/// Whether chipsim, which checks a static program's resources in cycle order, finds every
+/// instruction where the list scheduler placed it in emission order. Holds are order-free on
+/// their own (a hold fits by count), but a shared-bandwidth resource (the host link) is served
+/// first come, first served, and a hold that lasts until its transfer ends then ends elsewhere
+/// when a later-emitted transfer took an earlier gap.
+bool agrees_in_cycle_order(const std::vector<Instruction> &placed, const std::vector<chipsim::ResourceUse> &uses,
+                           const chipsim::TimingModel &model) {
+    std::vector<size_t> order(placed.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return placed[a].cycle < placed[b].cycle; });
+    chipsim::ReservationTable table = model.make_table();
+    for (size_t i : order) {
+        if (model.conflict_at(uses[i], table, placed[i].cycle)) return false;
+        model.reserve(uses[i], table, placed[i].cycle, int32_t(i));
+    }
+    return true;
+}
+
+/// The list scheduler (schedule_static); `host_dma_in_order` holds host DMA to emission order
+/// too, which makes the placement agree with chipsim by construction.
+std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order,
+                                       bool host_dma_in_order) {
     const chipsim::Target &t = model.target();
     struct RowState {
         int64_t ready = INT64_MIN;
@@ -106,7 +129,9 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
     std::unordered_map<int64_t, RowState> rows;
     chipsim::ReservationTable table = model.make_table();
     std::vector<Instruction> out;
+    std::vector<chipsim::ResourceUse> uses;
     out.reserve(ops.size());
+    uses.reserve(ops.size());
     int64_t preload_end = 0, previous_start = 0;
     for (size_t idx = 0; idx < ops.size(); ++idx) {
         Instruction in = ops[idx].in;
@@ -125,7 +150,7 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
         std::vector<RowTouch> acc = touches(in, use, t);
         // Host DMA holds only single-lane resources (its engine, the link, bank ports), whose
         // conflicts do not depend on the order chipsim checks them in: it may fill earlier gaps.
-        const bool ordered = in_order && !is_host_dma(in, t);
+        const bool ordered = in_order && (host_dma_in_order || !is_host_dma(in, t));
         int64_t start = ordered ? previous_start : 0;
         if (ops[idx].after_preload) start = std::max(start, preload_end);
         for (auto &a : acc) {
@@ -162,9 +187,18 @@ std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const c
         in.cycle = start;
         if (ordered) previous_start = start;
         out.push_back(in);
+        uses.push_back(std::move(use));
     }
+    if (!(in_order && host_dma_in_order) && !agrees_in_cycle_order(out, uses, model))
+        return list_schedule(ops, model, /*in_order=*/true, /*host_dma_in_order=*/true);
     std::stable_sort(out.begin(), out.end(), [](const Instruction &a, const Instruction &b) { return a.cycle < b.cycle; });
     return out;
+}
+
+} // namespace
+
+std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order) {
+    return list_schedule(ops, model, in_order, /*host_dma_in_order=*/false);
 }
 
 std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {

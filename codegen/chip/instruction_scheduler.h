@@ -35,12 +35,15 @@ struct ChipOp {
 /// tessera::Error when an instruction's own operands collide on a single-ported bank (a bank
 /// conflict is a compile error on static targets).
 ///
-/// `in_order`: no instruction starts before the one emitted before it. chipsim checks a static
-/// program in cycle order and gives each hold of a multi-lane resource (the streams) the first
-/// free lane; when the schedule is in emission order too, it makes the very same choices as the
-/// scheduler did, so a kernel that saturates the streams can never be refused over a different
-/// lane assignment. Host DMA (single-lane holds only) is exempt. Code generators that use it
-/// emit their independent work interleaved.
+/// `in_order`: no instruction starts before the one emitted before it (host DMA excepted, which
+/// may fill earlier gaps of the link). Code generators that use it emit their independent work
+/// interleaved.
+///
+/// chipsim checks a static program in cycle order, the scheduler places it in emission order;
+/// the two can differ where a later-emitted host transfer took an earlier gap of the link
+/// (served first come, first served). The placement is replayed in cycle order, and where it
+/// would be refused the program is placed again wholly in emission order, host DMA included,
+/// which agrees by construction (at the cost of overlap; seen only in random schedules).
 std::vector<chipsim::Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model,
                                                   bool in_order = false);
 

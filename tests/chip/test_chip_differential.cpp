@@ -243,8 +243,8 @@ TEST(ChipDifferential, SchedulesChipsimOnceRefusedRunOnTspMini) {
     // stream holds on lanes that had no room for a weight install, though no cycle had more holds
     // than streams (chipsim now counts holds and re-assigns lanes); and two requantise epilogues
     // whose casts met a result store's stream hold where chipsim, placing the store in cycle
-    // order, ended it later than the list scheduler had (the backend now checks each static
-    // program with a timing-only run and lets chipsim's ASAP pass repair it).
+    // order, ended it later than the list scheduler had (the scheduler now replays its placement
+    // in cycle order and, where chipsim would refuse it, places the program in emission order).
     const std::map<std::string, std::vector<int>> seeds{{"matmul_bias_relu_bf16", {42}}, {"matmul_requantise_i8", {76, 82}}};
     check_chip("tsp-mini", 0, &seeds);
 }
