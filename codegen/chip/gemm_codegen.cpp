@@ -643,7 +643,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         // Consecutive K blocks on different slices: the planes read consecutive blocks at once.
         const int64_t sl = b_slice ? mem.slices - 1 : mem.slices;
         const int pref = int((kb % sl) * mem.banks + (kb / sl) % mem.banks);
-        for (int pass : {0, 1})
+        for (int pass = 0; pass < (b_slice ? 2 : 1); ++pass) // the B slice's banks last
             for (int h : {0, 1})
                 for (int i = 0; i < banks; ++i) {
                     int local = (pref + i) % banks;
@@ -718,7 +718,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     // convs and explicit placements keep the scheme below.
     if (!preload && !kk.conv && kk.acc_bank < 0 && kk.stage_bank < 0 && kk.out_bank < 0 && acc_db &&
         e.ku * e.es == e.vl && e.nu * e.es == e.vl) {
-        const StreamedGemmShape s{.groups = kk.groups, .m = kk.m, .n = kk.n, .k = kk.k, .a_batched = kk.a_batched,
+        const StreamedGemmShape s{.groups = kk.groups, .m = kk.m, .n = kk.n, .k = kk.k,
                                   .b_batched = kk.b_batched, .rows = R, .rows_fixed = kk.tile_m > 0, .ku = e.ku, .nu = e.nu, .in_bytes = e.es,
                                   .drain_rows = e.rpa, .cycles_per_row = t.mxm_shape(kk.in_dtype).cycles_per_row,
                                   .epilogue_operands = int64_t(kk.epilogue.operands.size()),
@@ -959,12 +959,14 @@ struct SlotPlan {
 
     /// Throws when one step needs more tiles than there are slots.
     SlotPlan(const std::vector<Need> &needs, int slots, int lead) {
-        std::map<std::string, std::vector<int64_t>> uses, reads; // reads: the uses that are not holds
-        std::map<std::string, bool> reloadable;
+        // reads: the uses that are not holds; fixed: the reads that cannot reload the tile (an
+        // epilogue operand is loaded for its drain step and read again by the step's
+        // instructions, which find no copy in DRAM if it went in between).
+        std::map<std::string, std::vector<int64_t>> uses, reads, fixed;
         for (auto &n : needs) {
             uses[n.key].push_back(n.time); // a hold counts here: Belady keeps the tile until then
             if (!n.hold) reads[n.key].push_back(n.time);
-            reloadable[n.key] = n.reloadable;
+            if (!n.hold && !n.reloadable) fixed[n.key].push_back(n.time);
         }
         auto next_in = [](const std::vector<int64_t> &u, int64_t now) {
             auto it = std::lower_bound(u.begin(), u.end(), now);
@@ -1000,7 +1002,8 @@ struct SlotPlan {
                 for (auto &[k, last] : resident) {
                     const int64_t nu = next_in(uses[k], n.time);
                     if (nu == n.time) continue; // needed by this very step
-                    if (!reloadable[k] && next_in(reads[k], n.time) != INT64_MAX) continue; // still to be read
+                    const int64_t next_read = next_in(reads[k], n.time);
+                    if (next_read != INT64_MAX && next_read == next_in(fixed[k], n.time)) continue; // must stay for it
                     if (nu > best_next || (nu == best_next && last < best_last)) {
                         best_next = nu;
                         best_last = last;

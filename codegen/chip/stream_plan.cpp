@@ -55,7 +55,9 @@ bool allocate_regions(StreamedGemmPlan &p, const StreamedGemmShape &s, const chi
         if (!tr) break;
         p.b_buffers.push_back(*tr);
     }
-    if (p.b_buffers.empty()) return false;
+    // Two at least when B changes between waves: the next wave's B loads while this wave's
+    // weights are still being installed from its buffer.
+    if (int64_t(p.b_buffers.size()) < std::min<int64_t>(2, b_keys)) return false;
     for (int i = 0;; ++i) {
         std::optional<chipsim::TileRef> tr;
         for (int b : {i % mem.banks, (i + 1) % mem.banks})

@@ -36,7 +36,7 @@ namespace tessera::internal::chip {
 /// A matmul as the streamed plan sees it (N and K padded to the MXM shape).
 struct StreamedGemmShape {
     int64_t groups = 1, m = 0, n = 0, k = 0;
-    bool a_batched = false, b_batched = false;
+    bool b_batched = false; ///< Each batch has its own B (a batched A changes nothing here).
     int64_t rows = 0;        ///< Rows of a job (accumulator rows per plane and buffer), at most.
     bool rows_fixed = false; ///< The schedule set them: the plan may not take fewer.
     int64_t ku = 0, nu = 0;  ///< MXM shape (K and N of a weight tile).

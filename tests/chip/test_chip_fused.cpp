@@ -23,6 +23,35 @@ TEST_P(ChipFused, Int8MatmulBiasRelu) {
     EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos);
 }
 
+TEST_P(ChipFused, Int8MatmulBiasReluOverSeveralRowBands) {
+    // 600 rows: several bands of output rows, each reading every column block's bias tile again
+    // (on npu-edge those tiles share the scratchpad's slots with A, B and the drained tiles).
+    const std::string chip = GetParam();
+    const int m = 600, k = 256, n = 512;
+    Input A(Int(8), {m, k}, "A"), B(Int(8), {k, n}, "B"), bias(Int(32), {n}, "bias");
+    Func out = ops::relu(ops::add(ops::matmul(A, B), bias));
+    Buffer<> a(Int(8), {m, k}), b(Int(8), {k, n}), c(Int(32), {n});
+    a.fill_random(11);
+    b.fill_random(12);
+    c.fill_random(13);
+    expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, chip, Int(8));
+}
+
+TEST_P(ChipFused, StreamedBf16MatmulBiasRelu) {
+    // B is 4.3 MB, over tsp-mini's 4 MiB of MEM: the streamed plan with a fused epilogue, whose
+    // drained tiles and operands take east space the B buffers would otherwise use.
+    const std::string chip = GetParam();
+    const int m = 8, k = 1056, n = 2048;
+    Input A(BFloat(16), {m, k}, "A"), B(BFloat(16), {k, n}, "B"), bias(Float(32), {n}, "bias");
+    Func out = ops::relu(ops::add(ops::matmul(A, B), bias));
+    Buffer<> a(BFloat(16), {m, k}), b(BFloat(16), {k, n}), c(Float(32), {n});
+    a.fill_random(14);
+    b.fill_random(15);
+    c.fill_random(16);
+    ChipResult r = expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, chip, BFloat(16), k);
+    if (chip == "tsp-mini") EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
+}
+
 TEST_P(ChipFused, Bf16MatmulBiasGelu) {
     const std::string chip = GetParam();
     Input A(BFloat(16), {64, 64}, "A"), B(BFloat(16), {64, 96}, "B"), bias(Float(32), {96}, "bias");
