@@ -496,27 +496,32 @@ int64_t product(const std::vector<int64_t> &shape) {
 
 /// Visits every source element with its chip flat index.
 template <typename Fn> void for_each_mapped(const ChipTensorMap &mp, Fn fn) {
+    // Only the source box that lands inside the chip tensor (a group's channel slice of a
+    // grouped conv's operands is a small part of the source): per dimension, the indices whose
+    // shifted chip index is in [0, limit); a source dimension with no chip dimension: index 0.
     const std::vector<int64_t> cs = row_major_strides(mp.chip_shape);
-    const int64_t total = product(mp.source_shape);
-    std::vector<int64_t> idx(mp.source_shape.size(), 0);
-    for (int64_t e = 0; e < total; ++e) {
+    const std::vector<int64_t> &limit = mp.chip_limit.empty() ? mp.chip_shape : mp.chip_limit;
+    const size_t rank = mp.source_shape.size();
+    std::vector<int64_t> lo(rank), hi(rank), offset(rank, 0);
+    for (size_t d = 0; d < rank; ++d) {
+        const int cd = mp.chip_dim_of_source[d];
+        if (!mp.chip_offset.empty()) offset[d] = mp.chip_offset[d];
+        lo[d] = cd >= 0 ? std::max<int64_t>(0, -offset[d]) : 0;
+        hi[d] = std::min(mp.source_shape[d], cd >= 0 ? limit[size_t(cd)] - offset[d] : 1);
+        if (hi[d] <= lo[d]) return;
+    }
+    std::vector<int64_t> idx = lo;
+    for (;;) {
         int64_t chip = 0;
-        bool ok = true;
-        for (size_t d = 0; d < idx.size(); ++d) {
-            const int cd = mp.chip_dim_of_source[d];
-            if (cd >= 0) {
-                const int64_t ci = idx[d] + (mp.chip_offset.empty() ? 0 : mp.chip_offset[d]);
-                if (ci < 0 || ci >= (mp.chip_limit.empty() ? mp.chip_shape : mp.chip_limit)[size_t(cd)]) ok = false;
-                chip += ci * cs[size_t(cd)];
-            } else if (idx[d] != 0) {
-                ok = false;
-            }
+        for (size_t d = 0; d < rank; ++d)
+            if (const int cd = mp.chip_dim_of_source[d]; cd >= 0) chip += (idx[d] + offset[d]) * cs[size_t(cd)];
+        fn(idx, chip);
+        int d = int(rank) - 1;
+        for (; d >= 0; --d) {
+            if (++idx[size_t(d)] < hi[size_t(d)]) break;
+            idx[size_t(d)] = lo[size_t(d)];
         }
-        if (ok) fn(idx, chip);
-        for (int d = int(idx.size()) - 1; d >= 0; --d) {
-            if (++idx[size_t(d)] < mp.source_shape[size_t(d)]) break;
-            idx[size_t(d)] = 0;
-        }
+        if (d < 0) return;
     }
 }
 

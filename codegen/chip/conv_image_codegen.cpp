@@ -378,10 +378,7 @@ private:
 bool conv_image_on_chip(const ConvImageSource &s, const chipsim::Target &t) {
     const int64_t es = chipsim::dtype_bytes(s.dtype), vl = t.vector_bytes;
     const bool streaming = t.issue == chipsim::IssueKind::Static;
-    const chipsim::MemoryDesc *mem = nullptr;
-    for (auto &m : t.memories)
-        if (!m.accumulator) mem = &m;
-    const int64_t tile_rows = mem->interleaved ? mem->total_rows() : int64_t(mem->slices) * mem->rows_per_bank;
+    const int64_t tile_rows = max_vector_tile_rows(t);
     const int64_t L = vl / es, hw = s.h * s.w;
     if (!s.nchw) {
         if ((s.c_first * es) % vl != 0 || (s.c_count * es) % vl != 0) return false;

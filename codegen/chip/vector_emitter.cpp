@@ -12,20 +12,25 @@ using chipsim::Opcode;
 using chipsim::TileRef;
 using chipsim::VxmOp;
 
-VectorEmitter::VectorEmitter(const chipsim::TimingModel &model)
-    : model_(model), alloc_(model.target()), streaming_(model.target().issue == chipsim::IssueKind::Static) {
-    for (auto &m : model.target().memories)
-        if (!m.accumulator) {
-            memory_ = m.name;
-            slices_ = m.slices;
-            break;
-        }
+const chipsim::MemoryDesc &vector_memory(const chipsim::Target &t) {
+    for (auto &m : t.memories)
+        if (!m.accumulator) return m;
+    throw Error("chip backend: " + t.name + " has no memory besides its accumulators for vector tiles");
 }
 
-int64_t VectorEmitter::max_tile_rows() const {
-    const chipsim::MemoryDesc &m = *target().memory(memory_);
-    return m.interleaved ? m.total_rows() : m.slices * m.rows_per_bank;
+int64_t max_vector_tile_rows(const chipsim::Target &t) {
+    const chipsim::MemoryDesc &m = vector_memory(t);
+    return m.interleaved ? m.total_rows() : int64_t(m.slices) * m.rows_per_bank;
 }
+
+VectorEmitter::VectorEmitter(const chipsim::TimingModel &model)
+    : model_(model), alloc_(model.target()), streaming_(model.target().issue == chipsim::IssueKind::Static) {
+    const chipsim::MemoryDesc &m = vector_memory(model.target());
+    memory_ = m.name;
+    slices_ = m.slices;
+}
+
+int64_t VectorEmitter::max_tile_rows() const { return max_vector_tile_rows(target()); }
 
 bool VectorEmitter::share_slice(const TileRef &a, const TileRef &b) {
     return side_of(a) == side_of(b) && (a.slice < 0 || b.slice < 0 || a.slice == b.slice);

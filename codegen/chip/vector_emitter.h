@@ -23,6 +23,13 @@
 
 namespace tessera::internal::chip {
 
+/// The memory vector tiles live in (the first that is not an accumulator: "MEM", "SPAD").
+/// Throws tessera::Error for a target that has none.
+const chipsim::MemoryDesc &vector_memory(const chipsim::Target &t);
+
+/// Rows one vector tile may have in it (a hemisphere's bank over all slices; the scratchpad).
+int64_t max_vector_tile_rows(const chipsim::Target &t);
+
 class VectorEmitter {
 public:
     explicit VectorEmitter(const chipsim::TimingModel &model);

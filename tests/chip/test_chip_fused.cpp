@@ -52,6 +52,19 @@ TEST_P(ChipFused, StreamedBf16MatmulBiasRelu) {
     if (chip == "tsp-mini") EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
 }
 
+TEST_P(ChipFused, MatmulSquaredReadsOneValueTwice) {
+    // An epilogue step whose two operands are one value (p * p): on tsp-mini one tile read twice
+    // at once would need its bank's port twice.
+    const std::string chip = GetParam();
+    Input A(Int(8), {40, 64}, "A"), B(Int(8), {64, 64}, "B");
+    ops::Tensor p = ops::matmul(A, B);
+    Func out = ops::mul(p, p);
+    Buffer<> a(Int(8), {40, 64}), b(Int(8), {64, 64});
+    a.fill_random(17);
+    b.fill_random(18);
+    expect_matches_reference(Pipeline(out), {40, 64}, {{A, a}, {B, b}}, chip, Int(8));
+}
+
 TEST_P(ChipFused, Bf16MatmulBiasGelu) {
     const std::string chip = GetParam();
     Input A(BFloat(16), {64, 64}, "A"), B(BFloat(16), {64, 96}, "B"), bias(Float(32), {96}, "bias");
