@@ -223,13 +223,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             }
             // Pack the halves into 32 bf16 lanes: lanes 16..31 come from the second half.
             TileRef shifted = block.replace(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
-            Instruction sh;
-            sh.op = Opcode::SxmShift;
-            sh.dtype = DType::BF16;
-            sh.has_imm = true;
-            sh.imm = double(kLanes);
-            sh.tiles = {shifted, half[1]};
-            e.emit(sh, "pack probabilities");
+            e.shift(DType::BF16, shifted, half[1], kLanes, "pack probabilities");
             TileRef p = block.replace(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
             e.vxm(VxmOp::Add, DType::BF16, DType::BF16, p, {half[0], shifted}, std::nullopt, {}, "pack probabilities");
             // Oᵀ = Vᵀ · Pᵀ over the visible key blocks.

@@ -85,27 +85,15 @@ private:
         if (zero_.count == 0) {
             zero_ = e_.streaming() ? e_.tile(1, VectorEmitter::other_side(written), 0, "zero row") : e_.tile(1, 0, 0, "zero row");
             if (e_.streaming()) placed_.push_back(zero_);
-            shift(zero_, VectorEmitter::rows_of(written, 0, 1), vl_, DType::Int8, "zero row");
+            e_.shift(DType::Int8, zero_, VectorEmitter::rows_of(written, 0, 1), vl_, "zero row");
         }
         return zero_;
-    }
-
-    void shift(const TileRef &dst, const TileRef &src, int64_t by, DType dt, const std::string &what) {
-        Instruction in;
-        in.op = Opcode::SxmShift;
-        in.dtype = dt;
-        in.imm = double(by);
-        in.tiles = {dst, src};
-        e_.emit(in, what);
     }
 
     /// `rows` rows of zeros into `dst` (a copy of the zero row).
     void zero_fill(const TileRef &dst, const TileRef &written) {
         if (dst.count == 0) return;
-        Instruction in;
-        in.op = Opcode::MemCopy;
-        in.tiles = {dst, VectorEmitter::broadcast(zero_row(written), dst.count)};
-        e_.emit(in, "zero rows");
+        e_.copy(dst, VectorEmitter::broadcast(zero_row(written), dst.count), "zero rows");
     }
 
     /// Channels [c0, c0 + cs) of image n (NCHW) into `stage` as channel-major rows of kc
@@ -134,7 +122,8 @@ private:
                                                     : e_.tile(1, 0, 0, "last vector of the image");
                 e_.load(last, strided_rows(s.tensor, (total - L) * es(s), 1, vl_, vl_), "last vector of the image");
                 // Lane l of `last` is element total - L + l; the row wants element first(c) + k L + l.
-                shift(VectorEmitter::rows_of(stage, c * kc + k, 1), last, -(first(c) + k * L - (total - L)), s.dtype, "align the image's end");
+                e_.shift(s.dtype, VectorEmitter::rows_of(stage, c * kc + k, 1), last,
+                         -(first(c) + k * L - (total - L)), "align the image's end");
                 // tsp-mini: the kernel's preloads go out before the pre-pass runs, so they must
                 // not land on this row either.
                 if (e_.streaming()) placed_.push_back(last);
@@ -260,11 +249,8 @@ private:
                         // holds them twice and a store may write both halves to one place.
                         const bool half = (c0 / L + b + 1) * L > pad.cp;
                         if (half) {
-                            Instruction copy;
-                            copy.op = Opcode::MemCopy;
-                            copy.tiles = {VectorEmitter::rows_of(stage, (b * L + L / 2) * kc, L / 2 * kc),
-                                          VectorEmitter::rows_of(stage, b * L * kc, L / 2 * kc)};
-                            e_.emit(copy, "double a half block");
+                            e_.copy(VectorEmitter::rows_of(stage, (b * L + L / 2) * kc, L / 2 * kc),
+                                    VectorEmitter::rows_of(stage, b * L * kc, L / 2 * kc), "double a half block");
                         }
                         for (int64_t k0 = 0; k0 < kc; k0 += chunks) {
                             const int64_t nk = std::min(chunks, kc - k0);

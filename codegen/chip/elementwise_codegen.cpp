@@ -112,10 +112,7 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
                         // second reads a copy.
                         if (e.streaming() && std::find(srcs.begin(), srcs.end(), src) != srcs.end()) {
                             const TileRef copy = block.fresh(n, {src}, VectorEmitter::other_side(src), "a copy of a squared value");
-                            chipsim::Instruction mc;
-                            mc.op = chipsim::Opcode::MemCopy;
-                            mc.tiles = {copy, src};
-                            e.emit(mc, "copy for a square");
+                            e.copy(copy, src, "copy for a square");
                             src = copy;
                         }
                         srcs.push_back(src);

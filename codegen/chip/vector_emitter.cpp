@@ -203,6 +203,23 @@ void VectorEmitter::reduce_rows(VxmOp kind, DType dtype, const TileRef &dst, con
     emit(in, what);
 }
 
+void VectorEmitter::shift(DType dtype, const TileRef &dst, const TileRef &src, int64_t by, const std::string &what) {
+    Instruction in;
+    in.op = Opcode::SxmShift;
+    in.dtype = dtype;
+    in.has_imm = true;
+    in.imm = double(by);
+    in.tiles = {dst, src};
+    emit(in, what);
+}
+
+void VectorEmitter::copy(const TileRef &dst, const TileRef &src, const std::string &what) {
+    Instruction in;
+    in.op = Opcode::MemCopy;
+    in.tiles = {dst, src};
+    emit(in, what);
+}
+
 std::vector<Instruction> VectorEmitter::schedule() {
     return streaming_ ? schedule_static(ops_, model_, /*in_order=*/true) : insert_semaphores(ops_, model_);
 }

@@ -88,7 +88,12 @@ public:
     /// vxm.reduce.<sum|max>.rows: `dst` (1 row) = the lane-wise sum or max over the rows of `src`.
     void reduce_rows(chipsim::VxmOp kind, chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src,
                      const std::string &what);
-    /// Appends an instruction built elsewhere (MXM, SXM).
+    /// sxm.shift.<dtype> dst, src, #by: each row's lanes moved up by `by` lanes.
+    void shift(chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src, int64_t by,
+               const std::string &what);
+    /// mem.copy dst, src (on chip, through a stream).
+    void copy(const chipsim::TileRef &dst, const chipsim::TileRef &src, const std::string &what);
+    /// Appends an instruction built elsewhere (MXM, SXM transposes).
     void emit(chipsim::Instruction in, const std::string &what);
 
     /// Compute instructions emitted from now on start after every host load emitted before them
