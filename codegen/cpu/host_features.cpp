@@ -6,6 +6,7 @@
 #include <llvm/Support/Host.h>
 
 #include "codegen_llvm.h"
+#include "tessera/error.h"
 
 namespace tessera {
 
@@ -34,6 +35,39 @@ static HostFeatures detect() {
 const HostFeatures &host_features() {
     static const HostFeatures h = detect();
     return h;
+}
+
+HostFeatures isa_features(const std::string &isa) {
+    HostFeatures h;
+    h.sse41 = h.avx = h.avx2 = h.fma = h.f16c = true;
+    h.cores = host_features().cores;
+    if (isa == "avx2") {
+        h.cpu = "haswell";
+        h.features = "+sse4.1,+avx,+avx2,+fma,+f16c,-avx512f";
+        h.vector_bits = 256;
+    } else if (isa == "avx512") {
+        h.cpu = "skylake-avx512";
+        h.features = "+sse4.1,+avx,+avx2,+fma,+f16c,+avx512f,+avx512bw,+avx512vl,+avx512dq";
+        h.avx512f = h.avx512bw = h.avx512vl = true;
+        h.vector_bits = 512;
+    } else {
+        throw Error("isa_features: unknown ISA level '" + isa + "'; the known ones are avx2 and avx512");
+    }
+    return h;
+}
+
+CpuOptions cpu_options_for(const HostFeatures &f) {
+    CpuOptions o;
+    o.cpu = f.cpu;
+    o.features = f.features;
+    return o;
+}
+
+bool host_supports(const HostFeatures &f) {
+    const HostFeatures &h = host_features();
+    return (!f.sse41 || h.sse41) && (!f.avx || h.avx) && (!f.avx2 || h.avx2) && (!f.fma || h.fma) && (!f.f16c || h.f16c) &&
+           (!f.avx512f || h.avx512f) && (!f.avx512bw || h.avx512bw) && (!f.avx512vl || h.avx512vl) &&
+           (!f.avx512bf16 || h.avx512bf16);
 }
 
 std::string HostFeatures::to_string() const {

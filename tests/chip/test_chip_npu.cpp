@@ -3,6 +3,7 @@
 // matmuls across output tiles. Correct when tiles must be reloaded, and as fast as the
 // benchmark says (simulated cycles are exact, so the figures are pinned, not sampled).
 #include "chip_test_util.h"
+#include "test_support.h"
 
 #include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_schedules.h>
@@ -20,7 +21,7 @@ std::string small_scratchpad_npu() {
     t.name = "npu-edge-64k";
     for (auto &m : t.memories)
         if (!m.accumulator) m.rows_per_bank = 128;
-    const std::string path = (std::filesystem::path(::testing::TempDir()) / "npu-edge-64k.json").string();
+    const std::string path = (tessera_test::unique_temp_dir() / "npu-edge-64k.json").string();
     std::ofstream(path) << t.to_json();
     return path;
 }

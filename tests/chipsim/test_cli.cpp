@@ -4,35 +4,17 @@
 
 #include <gtest/gtest.h>
 
-#include <array>
-#include <cstdio>
+#include "test_support.h"
+
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 
 namespace {
 
-struct CliRun {
-    int status;
-    std::string out, err;
-};
+using CliRun = tessera_test::CommandResult;
 
-CliRun run_tessera(const std::string &args) {
-    const std::string dir = testing::TempDir();
-    const std::string err_file = dir + "/tessera_cli_stderr.txt";
-    std::string cmd = std::string("'") + TESSERA_CLI + "' " + args + " 2>'" + err_file + "'";
-    CliRun r{0, "", ""};
-    FILE *p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    int status = pclose(p);
-    r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream e(err_file);
-    r.err.assign(std::istreambuf_iterator<char>(e), std::istreambuf_iterator<char>());
-    return r;
-}
+CliRun run_tessera(const std::string &args) { return tessera_test::run_command(std::string("'") + TESSERA_CLI + "' " + args); }
 
 const std::string kPrograms = std::string(TESSERA_SOURCE_DIR) + "/apps/chip_programs/";
 
@@ -53,9 +35,8 @@ TEST(Cli, TargetsListsBuiltinsWithPeaks) {
 }
 
 TEST(Cli, SimReportsJsonAndWritesOutputs) {
-    const std::string out = testing::TempDir() + "/tessera_cli_out";
-    std::filesystem::remove_all(out);
-    const std::string trace = testing::TempDir() + "/tessera_cli_trace.json";
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const std::string out = (dir / "out").string(), trace = (dir / "trace.json").string();
     CliRun r = run_tessera("sim '" + kPrograms + "npu_bank_spread.tasm' --target npu-edge --json --check --output-dir '" + out +
                     "' --trace '" + trace + "'");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -81,7 +62,7 @@ TEST(Cli, InputsCanBeOverridden) {
 }
 
 TEST(Cli, BinaryProgramsRunToo) {
-    const std::string bin = testing::TempDir() + "/tessera_cli_program.tbin";
+    const std::string bin = (tessera_test::unique_temp_dir() / "program.tbin").string();
     CliRun save = run_tessera("sim '" + kPrograms + "npu_bank_spread.tasm' --timing-only --json --save-binary '" + bin + "'");
     ASSERT_EQ(save.status, 0) << save.err;
     // The binary lives elsewhere, so file= paths do not resolve: run timing only.

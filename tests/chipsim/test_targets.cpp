@@ -1,6 +1,7 @@
 // Target descriptions: the built-in chips have CHIP.md's numbers, round-trip through JSON, and
 // load from a path.
 #include "chipsim_test_util.h"
+#include "test_support.h"
 
 #include <cstdio>
 #include <fstream>
@@ -49,7 +50,7 @@ TEST(Targets, JsonRoundTrips) {
 }
 
 TEST(Targets, LoadsFromAPath) {
-    std::string path = testing::TempDir() + "/my-chip.json";
+    std::string path = (tessera_test::unique_temp_dir() / "my-chip.json").string();
     Target t = load_target("npu-edge");
     std::string text = t.to_json();
     text.replace(text.find("\"npu-edge\""), 10, "\"my-chip\"");

@@ -1,4 +1,5 @@
-// The ahead-of-time path end to end: install Tessera into a temporary prefix, configure and
+// The ahead-of-time path end to end: install Tessera into a temporary prefix, run the installed
+// `tessera` from there, configure and
 // build apps/kernel_library against the installed package (generators run at build time,
 // kernels link into a plain C program), run the program, and compare what it computed with the
 // reference evaluator on the same inputs.
@@ -10,6 +11,7 @@
 #include <sstream>
 
 #include "kernel_pipelines.h"
+#include "test_support.h"
 #include "tessera/reference.h"
 
 using namespace tessera;
@@ -56,6 +58,13 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
     fs::create_directories(work / "out");
     const std::string prefix = (work / "prefix").string(), build = (work / "build").string();
     ASSERT_EQ(run("cmake --install " TESSERA_BINARY_DIR " --prefix " + prefix), 0) << log_text();
+    // The installed CLI finds its libraries from the prefix alone (its RPATH is relative to it).
+    for (const std::string args : {"targets --json", "run matmul M=48 N=64 K=40 --target host --json",
+                                   "run matmul M=48 N=64 K=40 dtype=int8 --target tsp-mini --json"}) {
+        tessera_test::CommandResult r = tessera_test::run_command("env -u LD_LIBRARY_PATH '" + prefix + "/bin/tessera' " + args);
+        EXPECT_EQ(r.status, 0) << "tessera " << args << ": " << r.err;
+        EXPECT_NE(r.out.find('{'), std::string::npos) << "tessera " << args << " printed no JSON: " << r.out;
+    }
     ASSERT_EQ(run("cmake -S " TESSERA_SOURCE_DIR "/apps/kernel_library -B " + build +
                   " -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=" + prefix),
               0)

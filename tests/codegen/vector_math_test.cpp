@@ -12,6 +12,7 @@
 #include "tessera/codegen/host_features.h"
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/jit.h"
+#include "tessera/codegen/runtime.h"
 #include "tessera/ir_operator.h"
 #include "tessera/ir_visitor.h"
 #include "tessera/lower.h"
@@ -198,12 +199,88 @@ TEST(HostSchedules, MatmulLibraryScheduleDispatchesFewParallelLoops) {
     // inside the row loop made 256 dispatches of 4 tiny tasks a call, and 2 threads ran no
     // faster than 1. Small products: the fill and the column strips; larger ones: the fill and
     // the row tiles of each (column strip, k block) sharing a packed panel of B.
-    for (const auto &[n, expected] : std::vector<std::pair<int, int64_t>>{{256, 2}, {512, 2}, {1024, 1 + 4}, {2048, 1 + 2 * 8}}) {
-        Input A(Float(32), {n, n}, "A"), B(Float(32), {n, n}, "B");
-        Pipeline p(ops::matmul(A, B).func());
-        host_schedules::matmul(p, n, n, n);
-        const LoweredModule m = lower(p, Target::host(), {{n, n}});
-        EXPECT_EQ(parallel_dispatches(m), expected) << n << "³:\n" << m.to_string();
+    // Strips are at most 1024 columns on either ISA, so the counts are the same for both
+    // (the AVX-512 schedule is lowered on every machine).
+    for (const char *isa : {"avx2", "avx512"})
+        for (const auto &[n, expected] : std::vector<std::pair<int, int64_t>>{{256, 2}, {512, 2}, {1024, 1 + 4}, {2048, 1 + 2 * 8}}) {
+            Input A(Float(32), {n, n}, "A"), B(Float(32), {n, n}, "B");
+            Pipeline p(ops::matmul(A, B).func());
+            host_schedules::matmul(p, n, n, n, "matmul", isa_features(isa));
+            const LoweredModule m = lower(p, Target::host(), {{n, n}});
+            EXPECT_EQ(parallel_dispatches(m), expected) << isa << " " << n << "³:\n" << m.to_string();
+        }
+}
+
+TEST(HostSchedules, EachIsasLibrarySchedulesCompileHereAndRunWhereTheCpuHasThem) {
+    // A schedule made for one ISA's vector width is lowered and compiled on every machine (LLVM
+    // targets that ISA whatever this CPU is) and run, against the reference, where the CPU has
+    // it — so an AVX2-only CI still compiles the AVX-512 tiles, and an AVX-512 one runs both.
+    for (const char *isa : {"avx2", "avx512"}) {
+        const HostFeatures cpu = isa_features(isa);
+        CpuOptions options = cpu_options_for(cpu);
+        options.keep_listing = true;
+        struct Kernel {
+            std::string name;
+            Pipeline pipeline;
+            std::vector<int64_t> shape;
+            Bindings bindings;
+            int64_t reduction;
+        };
+        std::vector<Kernel> kernels;
+        {
+            Input A(Float(32), {70, 96}, "A"), B(Float(32), {96, 256}, "B");
+            Pipeline p(ops::matmul(A, B).func());
+            host_schedules::matmul(p, 70, 256, 96, "matmul", cpu);
+            Buffer<float> a({70, 96}), b({96, 256});
+            a.fill_random(1);
+            b.fill_random(2);
+            kernels.push_back({"matmul", p, {70, 256}, {{A, a}, {B, b}}, 96});
+        }
+        for (bool nhwc : {false, true}) {
+            const std::vector<int64_t> xs = nhwc ? std::vector<int64_t>{1, 6, 32, 8} : std::vector<int64_t>{1, 8, 6, 32};
+            const std::vector<int64_t> ws = nhwc ? std::vector<int64_t>{3, 3, 8, 32} : std::vector<int64_t>{32, 8, 3, 3};
+            Input X(Float(32), std::vector<Expr>(xs.begin(), xs.end()), "X"), W(Float(32), std::vector<Expr>(ws.begin(), ws.end()), "W");
+            ops::Conv2dOptions o;
+            o.padding = ops::Padding2d(1);
+            o.layout = nhwc ? ops::Layout::NHWC : ops::Layout::NCHW;
+            Pipeline p(ops::conv2d(X, W, o).func());
+            host_schedules::conv2d(p, nhwc, 32, 6, 32, false, "conv2d", cpu);
+            Buffer<float> x(xs), w(ws);
+            x.fill_random(3);
+            w.fill_random(4);
+            kernels.push_back({nhwc ? "conv2d nhwc" : "conv2d nchw", p,
+                               nhwc ? std::vector<int64_t>{1, 6, 32, 32} : std::vector<int64_t>{1, 32, 6, 32}, {{X, x}, {W, w}}, 72});
+        }
+        {
+            Input X(Float(32), {9, 100}, "X");
+            Pipeline p(ops::softmax(X).func());
+            host_schedules::rowwise(p, cpu);
+            Buffer<float> x({9, 100});
+            x.fill_random(5);
+            kernels.push_back({"softmax", p, {9, 100}, {{X, x}}, 100});
+        }
+        for (const Kernel &k : kernels) {
+            CompiledKernel compiled = compile_jit(k.pipeline, {k.shape}, Target::host(), options);
+            const std::string vector_type = "<" + std::to_string(cpu.float_lanes()) + " x float>";
+            EXPECT_NE(compiled.llvm_ir().find(vector_type), std::string::npos) << isa << " " << k.name << " has no " << vector_type;
+            if (!host_supports(cpu)) continue; // compiled for it; this CPU cannot run it
+            std::vector<Buffer<>> got = run_pipeline_kernel(compiled, {k.shape}, k.bindings);
+            Buffer<> expected = evaluate_reference(k.pipeline, {k.shape}, k.bindings)[0];
+            Comparison c = compare(got[0], expected, Tolerance::for_type(Float(32), k.reduction));
+            EXPECT_TRUE(c.equal) << isa << " " << k.name << ": " << c.message;
+        }
+    }
+}
+
+TEST(HostSchedules, IsaFeaturesNameTheKnownLevels) {
+    EXPECT_EQ(isa_features("avx2").float_lanes(), 8);
+    EXPECT_EQ(isa_features("avx512").float_lanes(), 16);
+    EXPECT_TRUE(host_supports(host_features()));
+    try {
+        isa_features("avx1024");
+        ADD_FAILURE() << "avx1024 was accepted";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("avx2 and avx512"), std::string::npos) << e.what();
     }
 }
 

@@ -2,6 +2,8 @@
 // What the host CPU offers the code generator, detected once through LLVM.
 #include <string>
 
+#include "tessera/codegen/compiled_kernel.h"
+
 namespace tessera {
 
 /// The host CPU as the code generator sees it.
@@ -23,5 +25,18 @@ struct HostFeatures {
 
 /// The host's features (detected on first use, then cached).
 const HostFeatures &host_features();
+
+/// The features of an x86-64 ISA level whatever this machine has: "avx2" (Haswell: AVX2, FMA,
+/// F16C; 256-bit vectors) or "avx512" (Skylake-AVX512: AVX-512 F/BW/VL/DQ; 512-bit). Library
+/// schedules take one (host_schedules.h) and cpu_options_for() compiles for it, so a schedule
+/// made for the other ISA is lowered and compiled on every machine and run where
+/// host_supports() says so. Throws tessera::Error naming the known levels otherwise.
+HostFeatures isa_features(const std::string &isa);
+
+/// Options that make the code generator target `f`'s CPU and features instead of the host's.
+CpuOptions cpu_options_for(const HostFeatures &f);
+
+/// Whether this machine runs code compiled for `f` (every vector extension of `f` is here).
+bool host_supports(const HostFeatures &f);
 
 } // namespace tessera

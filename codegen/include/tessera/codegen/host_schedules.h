@@ -3,11 +3,14 @@
 // library's ops (tessera::ops), written with the ordinary scheduling directives. The CLI
 // (`tessera run ... --target host`), the tests, the benchmarks and kernel libraries use them.
 // Each takes the pipeline an op built (finding its Funcs by the op's documented names) and
-// the problem's sizes, and records directives on it; none changes what is computed.
+// the problem's sizes, and records directives on it; none changes what is computed. Each is
+// made for the vector width of `cpu` (the host by default; isa_features() names another ISA, so
+// that its schedule can be lowered and compiled here with cpu_options_for()).
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tessera/codegen/host_features.h"
 #include "tessera/func.h"
 
 namespace tessera::host_schedules {
@@ -18,7 +21,8 @@ namespace tessera::host_schedules {
 /// blocked for L1, strips of up to 1024 columns, row tiles in parallel, and B (when it is an
 /// Input read untransposed) packed per strip and k block into [columns / 2 vectors][k][2
 /// vectors] panels with Input::stage, so the micro-kernel reads it contiguously.
-void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name = "matmul");
+void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name = "matmul",
+            const HostFeatures &cpu = host_features());
 
 /// conv2d (ops::conv2d, Func `name`, NCHW Vars n,c,y,x or NHWC n,y,x,c, RDom r = (ci, ky, kx))
 /// producing [N, O, OH, OW] (NCHW) or [N, OH, OW, O] (NHWC): the padded input computed once,
@@ -27,12 +31,12 @@ void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::strin
 /// rows), the reduction inside it. Depthwise convolutions
 /// (groups == channels) vectorize along the row instead.
 void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_height, int64_t out_width, bool depthwise,
-            const std::string &name = "conv2d");
+            const std::string &name = "conv2d", const HostFeatures &cpu = host_features());
 
 /// Row-wise ops (softmax, layernorm, attention's pieces, element-wise chains): every Func
 /// with an update is computed at the root with its outermost dimension in parallel and its
 /// innermost vectorized when it has two or more dimensions; pure Funcs stay inlined.
-void rowwise(const Pipeline &p);
+void rowwise(const Pipeline &p, const HostFeatures &cpu = host_features());
 
 /// The Func of the pipeline called `name`; throws tessera::Error listing the names if absent.
 Func find_func(const Pipeline &p, const std::string &name);
