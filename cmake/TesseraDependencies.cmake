@@ -1,6 +1,8 @@
 # Every third-party dependency is found here, once, from Debian's packages.
 find_package(Threads REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+# The CLI's argument parser (header-only; Debian libcli11-dev).
+find_package(CLI11 REQUIRED CONFIG)
 find_package(PkgConfig REQUIRED)
 
 if(TESSERA_BUILD_TESTS)

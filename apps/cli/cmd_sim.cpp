@@ -1,8 +1,7 @@
 // `tessera sim PROGRAM --target T ...`: assembles (or decodes) a chip program, loads its inputs
 // from .npy files, simulates it and reports cycles, utilisation and conflicts; writes outputs as
 // .npy and optionally a Chrome trace.
-#include "cli_args.h"
-#include "commands.h"
+#include "cli_common.h"
 
 #include <tessera/chipsim/assembler.h>
 #include <tessera/chipsim/binary_format.h>
@@ -22,27 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace tessera::chipsim;
-
-const char *kUsage = R"(usage: tessera sim PROGRAM --target T [options]
-
-Runs a chip program (assembly .tasm, or the binary form) on a target: real values in every
-memory and the cycle-level timing of every instruction.
-
-options:
-  --target T             built-in target name (tessera targets) or a target .json file;
-                         defaults to the program's .target directive
-  --input NAME=FILE      data of an .input tensor (.npy); repeatable. Overrides file= in the
-                         program, whose paths are relative to the program's folder
-  --output-dir DIR       write every .output tensor as DIR/NAME.npy
-  --check                compare every .output with its file= (relative to the program); exit 1
-                         on a mismatch
-  --trace FILE           write a Chrome trace (chrome://tracing, Perfetto): a track per unit and bank
-  --save-binary FILE     write the program in the binary form
-  --timing-only          skip the functional simulation (no values, no inputs needed)
-  --json                 print the report as JSON (keys: target, cycles, macs, mxm_utilization,
-                         stall_cycles, bank_conflicts, units, ...)
-  --help                 this text
-)";
 
 std::vector<uint8_t> read_bytes(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
@@ -90,17 +68,16 @@ std::string resolve(const Program &p, const std::string &file) {
 
 } // namespace
 
-int cmd_sim(const std::vector<std::string> &args) {
-    ArgParser p("sim", kUsage);
-    p.option("target").option("input", true).option("output-dir").option("trace").option("save-binary");
-    p.flag("check").flag("timing-only");
-    p.parse(args);
-    if (p.help()) {
-        std::fputs(kUsage, stdout);
-        return 0;
-    }
-    p.expect_positionals(1, 1);
-    const std::string path = p.positionals()[0];
+namespace {
+
+struct SimOptionsCli {
+    std::string program, target, output_dir, trace, save_binary;
+    std::vector<std::string> inputs;
+    bool check = false, timing_only = false, json = false;
+};
+
+int run_sim(const SimOptionsCli &p) {
+    const std::string &path = p.program;
     std::vector<uint8_t> bytes = read_bytes(path);
     Program program;
     if (is_binary_program(bytes)) {
@@ -109,18 +86,18 @@ int cmd_sim(const std::vector<std::string> &args) {
     } else {
         program = assemble_file(path);
     }
-    std::string target_name = p.value("target", program.target);
+    std::string target_name = p.target.empty() ? program.target : p.target;
     if (target_name.empty()) throw UsageError("no target: give --target or a .target directive in the program");
     TimingModel model(load_target(target_name));
 
     SimOptions options;
-    options.functional = !p.has("timing-only");
-    options.trace = p.has("trace");
+    options.functional = !p.timing_only;
+    options.trace = !p.trace.empty();
     if (options.functional) {
         std::map<std::string, std::string> files;
         for (auto &d : program.tensors)
             if (!d.is_output && !d.file.empty()) files[d.name] = resolve(program, d.file);
-        for (auto &spec : p.values("input")) {
+        for (auto &spec : p.inputs) {
             auto eq = spec.find('=');
             if (eq == std::string::npos || eq == 0) throw UsageError("--input expects NAME=FILE.npy, got '" + spec + "'");
             std::string name = spec.substr(0, eq);
@@ -130,28 +107,28 @@ int cmd_sim(const std::vector<std::string> &args) {
         }
         for (auto &[name, file] : files) options.inputs[name] = to_tensor(read_npy(file), *program.tensor(name), file);
     }
-    if (p.has("save-binary")) {
+    if (!p.save_binary.empty()) {
         std::vector<uint8_t> bin = encode_program(program);
-        std::ofstream out(p.value("save-binary"), std::ios::binary);
-        if (!out) throw Error("cannot write '" + p.value("save-binary") + "'");
+        std::ofstream out(p.save_binary, std::ios::binary);
+        if (!out) throw Error("cannot write '" + p.save_binary + "'");
         out.write(reinterpret_cast<const char *>(bin.data()), std::streamsize(bin.size()));
     }
 
     SimResult result = simulate(program, model, options);
     result.report.program = fs::path(path).filename().string();
 
-    if (p.has("output-dir")) {
-        fs::create_directories(p.value("output-dir"));
-        for (auto &[name, t] : result.outputs) write_npy((fs::path(p.value("output-dir")) / (name + ".npy")).string(), to_npy(t));
+    if (!p.output_dir.empty()) {
+        fs::create_directories(p.output_dir);
+        for (auto &[name, t] : result.outputs) write_npy((fs::path(p.output_dir) / (name + ".npy")).string(), to_npy(t));
     }
-    if (p.has("trace")) {
-        std::ofstream out(p.value("trace"));
-        if (!out) throw Error("cannot write trace '" + p.value("trace") + "'");
+    if (!p.trace.empty()) {
+        std::ofstream out(p.trace);
+        if (!out) throw Error("cannot write trace '" + p.trace + "'");
         out << chrome_trace_json(result, program, model);
     }
     int status = 0;
     std::vector<std::string> mismatches;
-    if (p.has("check")) {
+    if (p.check) {
         if (!options.functional) throw UsageError("--check needs values: drop --timing-only");
         for (auto &d : program.tensors) {
             if (!d.is_output) continue;
@@ -170,16 +147,39 @@ int cmd_sim(const std::vector<std::string> &args) {
         }
         if (!mismatches.empty()) status = 1;
     }
-    if (p.json()) {
+    if (p.json) {
         nlohmann::ordered_json j = nlohmann::ordered_json::parse(result.report.to_json());
-        if (p.has("check")) j["check"] = mismatches.empty() ? "pass" : "fail";
+        if (p.check) j["check"] = mismatches.empty() ? "pass" : "fail";
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         std::fputs(result.report.to_text().c_str(), stdout);
-        if (p.has("check") && mismatches.empty()) std::printf("check: every output matches its expected file\n");
+        if (p.check && mismatches.empty()) std::printf("check: every output matches its expected file\n");
     }
     for (auto &m : mismatches) std::fprintf(stderr, "tessera: error: output %s differs from the expected file\n", m.c_str());
     return status;
+}
+
+} // namespace
+
+Command add_sim_command(CLI::App &app) {
+    auto o = std::make_shared<SimOptionsCli>();
+    CLI::App *cmd = app.add_subcommand("sim", "run a chip program on a target: values, cycles, utilisation");
+    cmd->footer("Runs a chip program (assembly .tasm, or the binary form) on a target: real values in every\n"
+                     "memory and the cycle-level timing of every instruction.");
+    cmd->add_option("program", o->program, "the program: assembly text or the binary form")->required();
+    cmd->add_option("--target", o->target, "built-in target name (tessera targets) or a target .json file; defaults to the "
+                                           "program's .target directive");
+    cmd->add_option("--input", o->inputs, "NAME=FILE.npy: data of an .input tensor; repeatable. Overrides file= in the "
+                                          "program, whose paths are relative to the program's folder")
+        ->allow_extra_args(false);
+    cmd->add_option("--output-dir", o->output_dir, "write every .output tensor as DIR/NAME.npy");
+    cmd->add_flag("--check", o->check, "compare every .output with its file= (relative to the program); exit 1 on a mismatch");
+    cmd->add_option("--trace", o->trace, "write a Chrome trace (chrome://tracing, Perfetto): a track per unit and bank");
+    cmd->add_option("--save-binary", o->save_binary, "write the program in the binary form");
+    cmd->add_flag("--timing-only", o->timing_only, "skip the functional simulation (no values, no inputs needed)");
+    cmd->add_flag("--json", o->json, "print the report as JSON (keys: target, cycles, macs, mxm_utilization, stall_cycles, "
+                                     "bank_conflicts, units, ...)");
+    return {cmd, [o] { return run_sim(*o); }};
 }
 
 } // namespace tessera::cli

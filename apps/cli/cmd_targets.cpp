@@ -1,7 +1,6 @@
 // `tessera targets [NAME|FILE.json] [--json]`: the built-in targets with their peaks, or one
 // target in full.
-#include "cli_args.h"
-#include "commands.h"
+#include "cli_common.h"
 
 #include <tessera/chipsim/target.h>
 #include <tessera/chipsim/timing_model.h>
@@ -12,16 +11,6 @@
 namespace tessera::cli {
 
 namespace {
-
-const char *kUsage = R"(usage: tessera targets [NAME|FILE.json] [--json]
-
-Lists the built-in chip targets with their peaks. With a name or a target file, prints that
-target: its summary, or with --json its full description (the target file format).
-
-options:
-  --json    machine-readable output
-  --help    this text
-)";
 
 nlohmann::ordered_json summary(const chipsim::Target &t) {
     chipsim::TimingModel m(t);
@@ -61,28 +50,31 @@ void print_summary(const nlohmann::ordered_json &j) {
 
 } // namespace
 
-int cmd_targets(const std::vector<std::string> &args) {
-    ArgParser p("targets", kUsage);
-    p.parse(args);
-    if (p.help()) {
-        std::fputs(kUsage, stdout);
-        return 0;
-    }
-    p.expect_positionals(0, 1);
-    if (p.positionals().size() == 1) {
-        chipsim::Target t = chipsim::load_target(p.positionals()[0]);
-        if (p.json()) std::printf("%s\n", t.to_json().c_str());
-        else print_summary(summary(t));
-        return 0;
-    }
-    nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    for (auto &name : chipsim::builtin_target_names()) all.push_back(summary(chipsim::load_target(name)));
-    if (p.json()) {
-        std::printf("%s\n", all.dump(2).c_str());
-    } else {
-        for (auto &j : all) print_summary(j);
-    }
-    return 0;
+Command add_targets_command(CLI::App &app) {
+    struct Options {
+        std::string target;
+        bool json = false;
+    };
+    auto o = std::make_shared<Options>();
+    CLI::App *cmd = app.add_subcommand("targets", "list the built-in chip targets and their peaks");
+    cmd->footer("Lists the built-in chip targets with their peaks. With a name or a target file, prints that\n"
+                     "target: its summary, or with --json its full description (the target file format).");
+    cmd->add_option("target", o->target, "a built-in target name or a target .json file");
+    cmd->add_flag("--json", o->json, "machine-readable output");
+    return {cmd, [o] {
+                if (!o->target.empty()) {
+                    chipsim::Target t = chipsim::load_target(o->target);
+                    if (o->json) std::printf("%s\n", t.to_json().c_str());
+                    else print_summary(summary(t));
+                    return 0;
+                }
+                nlohmann::ordered_json all = nlohmann::ordered_json::array();
+                for (auto &name : chipsim::builtin_target_names()) all.push_back(summary(chipsim::load_target(name)));
+                if (o->json) std::printf("%s\n", all.dump(2).c_str());
+                else
+                    for (auto &j : all) print_summary(j);
+                return 0;
+            }};
 }
 
 } // namespace tessera::cli

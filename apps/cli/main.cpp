@@ -1,50 +1,78 @@
-// `tessera <subcommand> ...`: dispatches through the command table. Every failure prints
-// `tessera: error: <message>` on stderr and exits non-zero (2 for usage mistakes, 1 otherwise).
-#include "cli_args.h"
-#include "commands.h"
+// `tessera <subcommand> ...`, parsed with CLI11. Every failure prints `tessera: error: <message>`
+// on stderr and exits non-zero: 2 for usage mistakes (with a hint to the subcommand's --help),
+// 1 otherwise.
+#include "cli_common.h"
 
 #include <cstdio>
 #include <exception>
-#include <string>
-#include <vector>
+#include <new>
 
 namespace {
 
-using tessera::cli::Command;
-
-// Add a subcommand here (and its cmd_<name>.cpp in CMakeLists.txt).
-const Command kCommands[] = {
-    {"targets", "list the built-in chip targets and their peaks", tessera::cli::cmd_targets},
-    {"sim", "run a chip program on a target: values, cycles, utilisation", tessera::cli::cmd_sim},
-    {"run", "run an op of the operator library on a target, verified against the reference", tessera::cli::cmd_run},
-};
-
-void print_help() {
-    std::printf("usage: tessera <command> [options]\n\ncommands:\n");
-    for (const Command &c : kCommands) std::printf("  %-10s %s\n", c.name, c.summary);
-    std::printf("\nEvery command takes --help and --json. Run 'tessera <command> --help' for its options.\n");
+/// "tessera run" for the deepest subcommand the command line reached, for the --help hint.
+std::string command_path(const CLI::App &app) {
+    std::string path = app.get_name();
+    const CLI::App *at = &app;
+    for (;;) {
+        const CLI::App *next = nullptr;
+        for (const CLI::App *sub : at->get_subcommands())
+            if (sub->parsed()) next = sub;
+        if (!next) return path;
+        path += " " + next->get_name();
+        at = next;
+    }
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-    std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-        print_help();
-        return args.empty() ? 2 : 0;
+    using namespace tessera::cli;
+    CLI::App app("Tessera: a scheduling language and kernel generator for AI chips and the host CPU.", "tessera");
+    app.require_subcommand(1);
+    app.footer("Every command takes --help and --json. Run 'tessera <command> --help' for its options.");
+    // Add a subcommand here (and its cmd_<name>.cpp in CMakeLists.txt).
+    const std::vector<Command> commands = {add_targets_command(app), add_sim_command(app), add_run_command(app),
+                                           add_lower_command(app)};
+    if (argc <= 1) {
+        std::fputs(app.help().c_str(), stdout);
+        return 2;
+    }
+    std::string names;
+    bool known = argv[1][0] == '-';
+    for (const Command &c : commands) {
+        names += (names.empty() ? "" : ", ") + c.app->get_name();
+        known = known || c.app->get_name() == argv[1];
+    }
+    if (!known) {
+        std::fprintf(stderr, "tessera: error: unknown command '%s'; the commands are %s (see 'tessera --help')\n", argv[1],
+                     names.c_str());
+        return 2;
     }
     try {
-        for (const Command &c : kCommands)
-            if (args[0] == c.name) return c.run(std::vector<std::string>(args.begin() + 1, args.end()));
-        std::string names;
-        for (const Command &c : kCommands) names += std::string(names.empty() ? "" : ", ") + c.name;
-        throw tessera::cli::UsageError("unknown command '" + args[0] + "', expected one of: " + names);
-    } catch (const tessera::cli::UsageError &e) {
-        std::fprintf(stderr, "tessera: error: %s (see 'tessera %s --help')\n", e.what(),
-                     args.empty() ? "" : args[0].c_str());
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp &e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError &e) {
+        std::fprintf(stderr, "tessera: error: %s (see '%s --help')\n", e.what(), command_path(app).c_str());
         return 2;
-    } catch (const std::exception &e) {
+    }
+    try {
+        for (const Command &c : commands)
+            if (c.app->parsed()) return c.run();
+        return 2; // require_subcommand(1) makes this unreachable
+    } catch (const UsageError &e) {
+        std::fprintf(stderr, "tessera: error: %s (see '%s --help')\n", e.what(), command_path(app).c_str());
+        return 2;
+    } catch (const tessera::Error &e) {
         std::fprintf(stderr, "tessera: error: %s\n", e.what());
+        return 1;
+    } catch (const std::bad_alloc &) {
+        std::fprintf(stderr, "tessera: error: out of memory; the problem is too large for this machine\n");
+        return 1;
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "tessera: error: internal error: %s\n", e.what());
         return 1;
     }
 }

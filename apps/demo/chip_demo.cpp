@@ -41,14 +41,13 @@ bool demo_chip() {
         const int M = 512, N = 512, K = 512;
         Input A(Int(8), {M, K}, "A"), B(Int(8), {K, N}, "B");
         Func C = ops::matmul(A, B, {.name = "C"});
-        apply_chip_library_schedule(Pipeline(C), chip, {{M, N}});
         std::printf("matmul %dx%dx%d int8 on tsp-mini (library schedule):\n", M, N, K);
         Buffer<> a(Int(8), {M, K}), b(Int(8), {K, N});
         a.fill_random(1);
         b.fill_random(2);
         ChipRunOptions options;
         options.trace = true;
-        ChipResult r = realize_on_chip(Pipeline(C), {{M, N}}, {{A, a}, {B, b}}, chip, options);
+        ChipResult r = realize_library_kernel_on_chip(Pipeline(C), {{M, N}}, {{A, a}, {B, b}}, chip, options);
         ok = check("tsp-mini (chipsim)", r.outputs[0], C.realize({M, N}, {{A, a}, {B, b}}, Target::reference())) && ok;
         print_report(r);
         // Written to the working directory (`make demo` runs in build/), named in full.
@@ -63,14 +62,13 @@ bool demo_chip() {
         const int M = 256, N = 192, K = 320;
         Input X(Int(8), {M, K}, "X"), W(Int(8), {K, N}, "W"), bias(Int(32), {N}, "bias");
         Func dense = ops::relu(ops::add(ops::matmul(X, W, {.name = "xw"}), bias, "xw_bias"), "dense");
-        apply_chip_library_schedule(Pipeline(dense), chip, {{M, N}});
         std::printf("dense layer relu(X·W + bias) %dx%dx%d int8 on tsp-mini, bias and ReLU fused on the VXM:\n", M, N, K);
         Buffer<> x(Int(8), {M, K}), w(Int(8), {K, N}), c(Int(32), {N});
         x.fill_random(3);
         w.fill_random(4);
         c.fill_random(5);
         Bindings b{{X, x}, {W, w}, {bias, c}};
-        ChipResult r = realize_on_chip(Pipeline(dense), {{M, N}}, b, chip);
+        ChipResult r = realize_library_kernel_on_chip(Pipeline(dense), {{M, N}}, b, chip);
         ok = check("tsp-mini (chipsim)", r.outputs[0], dense.realize({M, N}, b, Target::reference())) && ok;
         print_report(r);
     }
@@ -82,14 +80,13 @@ bool demo_chip() {
         opt.padding = 1;
         opt.name = "conv";
         Func conv = ops::conv2d(X, F, bias, opt);
-        apply_chip_library_schedule(Pipeline(conv), chip, {{1, O, H, W}});
         std::printf("conv2d 3x3 %d->%d on %dx%d NCHW int8 (+bias) on tsp-mini, as an implicit GEMM:\n", C, O, H, W);
         Buffer<> x(Int(8), {1, C, H, W}), f(Int(8), {O, C, 3, 3}), b(Int(32), {O});
         x.fill_random(6);
         f.fill_random(7);
         b.fill_random(8);
         Bindings bind{{X, x}, {F, f}, {bias, b}};
-        ChipResult r = realize_on_chip(Pipeline(conv), {{1, O, H, W}}, bind, chip);
+        ChipResult r = realize_library_kernel_on_chip(Pipeline(conv), {{1, O, H, W}}, bind, chip);
         ok = check("tsp-mini (chipsim)", r.outputs[0], conv.realize({1, O, H, W}, bind, Target::reference())) && ok;
         print_report(r);
     }

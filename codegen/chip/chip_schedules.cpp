@@ -51,6 +51,22 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
     }
     tm = std::max<int64_t>(tm, 1);
     Func c = g.product;
+    if (streaming) {
+        // A and B that do not fit MEM together stream over the host link on a plan
+        // (stream_plan.h) whose cost model chooses the row chunk of each job; a tile here would
+        // pin it (int8 2048³: 796,679 cycles on the plan's 256-row chunks, 803,767 at 512).
+        auto elements = [](const Input &in) {
+            int64_t n = 1;
+            for (const Expr &d : in.shape()) n *= as_const_int(d).value_or(0);
+            return n;
+        };
+        const int64_t element_bytes = int8 ? 1 : 2; // fp32 operands enter the chip as bf16
+        const chipsim::MemoryDesc *mem = t.memory("MEM");
+        if (mem && (elements(*g.a) + elements(*g.b)) * element_bytes > mem->capacity_bytes()) {
+            c.store_in(MemoryKind::ACC).double_buffer();
+            return;
+        }
+    }
     const std::vector<std::string> args = c.args();
     Var i(args[size_t(bd)]), j(args[size_t(bd + 1)]);
     const std::string k = c.contents()->updates[0].rdom->vars[0].name;
@@ -61,6 +77,12 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
         .reorder({io, jo, ko, ii, ji, ki})
         .tensorize("mxm", {ii, ji, ki});
     c.store_in(MemoryKind::ACC).double_buffer();
+}
+
+ChipResult realize_library_kernel_on_chip(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes,
+                                          const Bindings &bindings, const Target &target, const ChipRunOptions &options) {
+    apply_chip_library_schedule(pipeline, target, output_shapes);
+    return realize_on_chip(pipeline, output_shapes, bindings, target, options);
 }
 
 } // namespace tessera

@@ -195,4 +195,23 @@ void rowwise(const Pipeline &p, const HostFeatures &cpu) {
     }
 }
 
+void library_schedule(const ops::OpInstance &op, const HostFeatures &cpu) {
+    const auto &z = op.sizes;
+    const Pipeline &p = op.pipeline;
+    if (op.op == "matmul") {
+        matmul(p, z.at("M"), z.at("N"), z.at("K"), "matmul", cpu);
+    } else if (op.op == "gemm") {
+        // The product as a matmul; the scaled sum of the terms row-parallel and vectorized.
+        matmul(p, z.at("M"), z.at("N"), z.at("K"), "gemm_product", cpu);
+        Func product = find_func(p, "gemm_product"), out = find_func(p, "gemm");
+        product.compute_root();
+        out.parallel(Var("i")).vectorize(Var("j"), cpu.float_lanes());
+    } else if (op.op == "conv2d" || op.op == "depthwise_conv2d") {
+        conv2d(p, op.params.at("layout") == "nhwc", z.at("O"), z.at("OH"), z.at("OW"),
+               op.op == "depthwise_conv2d" || (z.count("groups") && z.at("groups") > 1), op.op, cpu);
+    } else if (op.op != "transpose" && op.op != "nchw_to_nhwc" && op.op != "reshape" && op.op != "flatten" && op.op != "concat") {
+        rowwise(p, cpu);
+    }
+}
+
 } // namespace tessera::host_schedules

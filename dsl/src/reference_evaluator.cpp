@@ -463,8 +463,9 @@ private:
 
 class Evaluation {
 public:
+    /// Computes output i over regions[i] (the whole [0, shapes[i]) when `regions` is empty).
     std::vector<Buffer<>> run(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
-                              const Bindings &bindings);
+                              const std::vector<Region> &regions, const Bindings &bindings);
 
     const ParamValue *param(const std::string &name) const {
         auto it = params_.find(name);
@@ -489,10 +490,10 @@ private:
     std::vector<RVarRange> rdom_ranges(const FunctionContents &f, int stage) const;
     std::optional<IntervalScope> definition_scope(const FunctionContents &f, int stage, const FuncStorage &region) const;
     void compute_regions(const std::vector<Func> &order, const std::vector<Func> &outputs,
-                         const std::vector<std::vector<int64_t>> &shapes);
+                         const std::vector<Region> &regions);
     void realize(const FunctionContents &f);
     void run_stage(const FunctionContents &f, int stage, FuncStorage &s);
-    Buffer<> crop_output(const FuncStorage &s, const std::vector<int64_t> &shape) const;
+    Buffer<> crop_output(const FuncStorage &s, const Region &region) const;
 
     std::map<std::string, ParamValue> params_;
     std::map<std::string, InputSource> inputs_;
@@ -856,16 +857,16 @@ std::optional<IntervalScope> Evaluation::definition_scope(const FunctionContents
 }
 
 void Evaluation::compute_regions(const std::vector<Func> &order, const std::vector<Func> &outputs,
-                                 const std::vector<std::vector<int64_t>> &shapes) {
+                                 const std::vector<Region> &regions) {
     // Consumers come after their producers in `order`, so walking it backwards finds every
     // consumer's region before the producer's is needed.
     std::map<const FunctionContents *, Box> needed;
     for (size_t i = 0; i < outputs.size(); ++i) {
         Box box;
         bool empty = false;
-        for (int64_t e : shapes[i]) {
-            box.push_back(constant_interval(0, e - 1));
-            empty = empty || e == 0;
+        for (size_t d = 0; d < regions[i].extent.size(); ++d) {
+            box.push_back(constant_interval(regions[i].min[d], regions[i].min[d] + regions[i].extent[d] - 1));
+            empty = empty || regions[i].extent[d] == 0;
         }
         if (!empty) needed[outputs[i].contents().get()] = box_union(needed[outputs[i].contents().get()], box);
     }
@@ -1062,7 +1063,8 @@ void Evaluation::realize(const FunctionContents &f) {
     for (int stage = 0; stage < f.num_stages(); ++stage) run_stage(f, stage, s);
 }
 
-Buffer<> Evaluation::crop_output(const FuncStorage &s, const std::vector<int64_t> &shape) const {
+Buffer<> Evaluation::crop_output(const FuncStorage &s, const Region &region) const {
+    const std::vector<int64_t> &shape = region.extent;
     Buffer<> out(s.type, shape);
     int64_t count = 1;
     for (int64_t e : shape) count *= e;
@@ -1072,7 +1074,7 @@ Buffer<> Evaluation::crop_output(const FuncStorage &s, const std::vector<int64_t
     const int bytes = s.type.bytes();
     for (int64_t k = 0; k < count; ++k) {
         int64_t off = 0;
-        for (size_t d = 0; d < shape.size(); ++d) off += (c[d] - s.min[d]) * s.stride[d];
+        for (size_t d = 0; d < shape.size(); ++d) off += (c[d] + region.min[d] - s.min[d]) * s.stride[d];
         if (s.is_float) internal::store_float(s.type, data + k * bytes, s.fvalues[static_cast<size_t>(off)]);
         else internal::store_int(s.type, data + k * bytes, s.ivalues[static_cast<size_t>(off)]);
         for (size_t d = shape.size(); d-- > 0;) {
@@ -1084,18 +1086,39 @@ Buffer<> Evaluation::crop_output(const FuncStorage &s, const std::vector<int64_t
 }
 
 std::vector<Buffer<>> Evaluation::run(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
-                                      const Bindings &bindings) {
+                                      const std::vector<Region> &requested, const Bindings &bindings) {
     internal::check_realize_request(p, shapes);
+    std::vector<Region> regions = requested;
+    if (regions.empty())
+        for (const std::vector<int64_t> &shape : shapes) regions.push_back(Region{std::vector<int64_t>(shape.size(), 0), shape});
+    if (regions.size() != shapes.size())
+        throw Error("evaluate_reference_region: " + std::to_string(regions.size()) + " regions for " +
+                    std::to_string(shapes.size()) + " outputs; give one region per output");
+    for (size_t i = 0; i < regions.size(); ++i) {
+        const Region &r = regions[i];
+        bool inside = r.min.size() == shapes[i].size() && r.extent.size() == shapes[i].size();
+        for (size_t d = 0; inside && d < shapes[i].size(); ++d)
+            inside = r.min[d] >= 0 && r.extent[d] >= 0 && r.min[d] + r.extent[d] <= shapes[i][d];
+        if (!inside)
+            throw Error("evaluate_reference_region: the region of output " + p.outputs()[i].name() + " (min " +
+                        shape_text(r.min) + ", extent " + shape_text(r.extent) + ") is not inside its shape " +
+                        shape_text(shapes[i]));
+    }
     const std::vector<Func> order = internal::topological_order(p.outputs());
     for (const Func &f : order)
         if (!f.defined())
             throw Error("realize: Func " + f.name() + " is called but has no definition; define it before realizing");
     bind(order, bindings);
-    compute_regions(order, p.outputs(), shapes);
+    compute_regions(order, p.outputs(), regions);
+    if (!requested.empty())
+        for (const auto &[f, dynamic] : dynamic_writes_)
+            if (dynamic)
+                throw Error("evaluate_reference_region: output " + f->name + " has an update that writes at data-dependent "
+                            "places, so a part of it cannot be computed alone; evaluate the whole output");
     for (const Func &f : order) realize(*f.contents());
     std::vector<Buffer<>> results;
     for (size_t i = 0; i < p.outputs().size(); ++i)
-        results.push_back(crop_output(storage_.at(p.outputs()[i].contents().get()), shapes[i]));
+        results.push_back(crop_output(storage_.at(p.outputs()[i].contents().get()), regions[i]));
     return results;
 }
 
@@ -1108,7 +1131,14 @@ Buffer<> evaluate_reference(const Func &f, const std::vector<int64_t> &shape, co
 std::vector<Buffer<>> evaluate_reference(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
                                          const Bindings &bindings) {
     Evaluation ev;
-    return ev.run(p, shapes, bindings);
+    return ev.run(p, shapes, {}, bindings);
+}
+
+std::vector<Buffer<>> evaluate_reference_region(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
+                                                const std::vector<Region> &regions, const Bindings &bindings) {
+    if (regions.empty()) throw Error("evaluate_reference_region: no regions given; give one region per output");
+    Evaluation ev;
+    return ev.run(p, shapes, regions, bindings);
 }
 
 } // namespace tessera

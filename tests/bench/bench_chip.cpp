@@ -1,14 +1,19 @@
 // The chip backend's benchmark: simulated cycles (exact and repeatable) of the library's hand
-// schedules on each chip, as MXM utilisation and as the fraction of the roofline bound (the
+// schedules on each chip (realize_library_kernel_on_chip, as `tessera run` and the demo run them), as MXM utilisation and as the fraction of the roofline bound (the
 // timing model's analytic bound for the MACs and bytes the kernel moves). One table per chip.
 //
-//   build-*/tests/bench/bench_chip [--quick] [--only TEXT] [--dump PREFIX]
-//   (--only: rows whose "chip kernel" contains TEXT; --dump: each row's assembly and trace)
+//   build-*/tests/bench/bench_chip [--quick] [--only TEXT] [--dump PREFIX] [--cli PATH]
+//   (--only: rows whose "chip kernel" contains TEXT; --dump: each row's assembly and trace;
+//   --cli: time `PATH run ...` on each row — goal <= 10 s, verification included — and check
+//   that it reports the row's cycles)
 #include <tessera/codegen/chip_backend.h>
+#include <tessera/codegen/chip_schedules.h>
 #include <tessera/ops.h>
+#include <tessera/ops/registry.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -23,6 +28,8 @@ struct Row {
     ChipResult result;
     bool ok = false, skipped = false;
     std::string error;
+    double cli_seconds = 0;   ///< --cli: wall time of `tessera run` on the row
+    int64_t cli_cycles = -1;  ///< --cli: the cycles it reported (-1: it failed)
 };
 
 /// --only TEXT: measure only the rows whose "chip kernel" contains TEXT.
@@ -30,28 +37,59 @@ std::string only;
 /// --dump PREFIX: write each measured row's assembly and Chrome trace to PREFIX<row>.tasm / .json.
 std::string dump;
 
-/// Compiles `output` for `chip` and runs it in timing-only mode (no values move).
-Row measure(const std::string &name, const Func &output, const std::vector<int64_t> &shape, const std::string &chip) {
+/// A row: an op of the registry (ops/registry.h) with its parameters, so `tessera run` builds
+/// exactly the same kernel from the same words.
+struct RowSpec {
+    std::string name, op;
+    std::vector<std::string> words;
+};
+
+/// --cli PATH: also time `PATH run <op words> --target <chip> --json` per row (its default
+/// verification included) and check it reports the same cycles.
+std::string cli;
+
+std::string joined(const std::vector<std::string> &words) {
+    std::string s;
+    for (const std::string &w : words) s += " " + w;
+    return s;
+}
+
+/// Runs the row's op with its library schedule in timing-only mode (no values move), the one
+/// way every tool measures a kernel (realize_library_kernel_on_chip).
+Row measure(const RowSpec &spec, const std::string &chip) {
     Row row;
-    row.name = name;
-    if (!only.empty() && (chip + " " + name).find(only) == std::string::npos) {
+    row.name = spec.name;
+    if (!only.empty() && (chip + " " + spec.name).find(only) == std::string::npos) {
         row.skipped = true;
         return row;
     }
     try {
-        ChipProgram p = compile_for_chip(Pipeline(output), Target::named(chip), {shape});
+        ops::OpInstance op = ops::build_op_from_words(spec.op, spec.words);
         ChipRunOptions o;
         o.functional = false;
         o.trace = !dump.empty();
-        row.result = run_on_chip(p, {}, o);
+        row.result = realize_library_kernel_on_chip(op.pipeline, op.output_shapes, {}, Target::named(chip), o);
+        const ChipProgram &p = row.result.program;
         row.ok = true;
         if (!dump.empty()) {
-            std::string file = dump + chip + " " + name;
+            std::string file = dump + chip + " " + spec.name;
             for (char &c : file)
                 if (c == ' ') c = '_';
             std::ofstream(file + ".tasm") << p.assembly;
             std::ofstream(file + ".json") << row.result.trace_json;
             std::fprintf(stderr, "wrote %s.tasm and .json\n", file.c_str());
+        }
+        if (!cli.empty()) {
+            const std::string command = "'" + cli + "' run " + spec.op + joined(spec.words) + " --target " + chip + " --json";
+            const auto start = std::chrono::steady_clock::now();
+            FILE *pipe = popen(command.c_str(), "r");
+            std::string out;
+            char buf[4096];
+            while (size_t n = pipe ? fread(buf, 1, sizeof buf, pipe) : 0) out.append(buf, n);
+            const int status = pipe ? pclose(pipe) : -1;
+            row.cli_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const size_t at = out.find("\"cycles\":");
+            row.cli_cycles = status == 0 && at != std::string::npos ? std::atoll(out.c_str() + at + 9) : -1;
         }
     } catch (const std::exception &e) {
         row.error = e.what();
@@ -60,31 +98,28 @@ Row measure(const std::string &name, const Func &output, const std::vector<int64
 }
 
 Row run_matmul(const std::string &chip, int64_t m, int64_t n, int64_t k, Type type) {
-    Input A(type, {int(m), int(k)}, "A"), B(type, {int(k), int(n)}, "B");
-    return measure("matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + type.to_string(),
-                   ops::matmul(A, B), {m, n}, chip);
+    return measure({"matmul " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + type.to_string(), "matmul",
+                    {"M=" + std::to_string(m), "N=" + std::to_string(n), "K=" + std::to_string(k), "dtype=" + type.to_string()}},
+                   chip);
 }
 
 Row run_conv(const std::string &chip, int64_t hw, int64_t c, int64_t o, int64_t k, ops::Layout layout = ops::Layout::NHWC) {
     const bool nchw = layout == ops::Layout::NCHW;
-    const int h = int(hw), ci = int(c), co = int(o), kk = int(k);
-    Input X(Int(8), nchw ? std::vector<Expr>{1, ci, h, h} : std::vector<Expr>{1, h, h, ci}, "X");
-    Input W(Int(8), nchw ? std::vector<Expr>{co, ci, kk, kk} : std::vector<Expr>{kk, kk, ci, co}, "W");
-    ops::Conv2dOptions opt;
-    opt.layout = layout;
-    opt.padding = int(k / 2);
-    return measure("conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" + std::to_string(o) + " @" +
-                       std::to_string(hw) + "x" + std::to_string(hw) + " int8" + (nchw ? " NCHW" : ""),
-                   ops::conv2d(X, W, opt), nchw ? std::vector<int64_t>{1, o, hw, hw} : std::vector<int64_t>{1, hw, hw, o}, chip);
+    const std::string name = "conv " + std::to_string(k) + "x" + std::to_string(k) + " " + std::to_string(c) + "->" +
+                             std::to_string(o) + " @" + std::to_string(hw) + "x" + std::to_string(hw) + " int8" + (nchw ? " NCHW" : "");
+    return measure({name, "conv2d",
+                    {"N=1", "C=" + std::to_string(c), "H=" + std::to_string(hw), "W=" + std::to_string(hw), "O=" + std::to_string(o),
+                     "KH=" + std::to_string(k), "KW=" + std::to_string(k), "pad=" + std::to_string(k / 2),
+                     std::string("layout=") + (nchw ? "nchw" : "nhwc"), "dtype=int8"}},
+                   chip);
 }
 
 Row run_attention(const std::string &chip, int64_t seq, int64_t head_dim, bool causal) {
-    const std::vector<Expr> shape{1, int(seq), int(head_dim)};
-    Input Q(BFloat(16), shape, "Q"), K(BFloat(16), shape, "K"), V(BFloat(16), shape, "V");
-    ops::AttentionOptions o;
-    o.causal = causal;
-    return measure("attention seq " + std::to_string(seq) + " d " + std::to_string(head_dim) + (causal ? " causal" : "") + " bf16",
-                   ops::scaled_dot_product_attention(Q, K, V, o), {1, seq, head_dim}, chip);
+    return measure({"attention seq " + std::to_string(seq) + " d " + std::to_string(head_dim) + (causal ? " causal" : "") + " bf16",
+                    "attention",
+                    {"heads=1", "L=" + std::to_string(seq), "D=" + std::to_string(head_dim), causal ? "causal=1" : "causal=0",
+                     "dtype=bf16"}},
+                   chip);
 }
 
 void print_table(const std::string &chip, const std::vector<Row> &rows) {
@@ -109,9 +144,13 @@ void print_table(const std::string &chip, const std::vector<Row> &rows) {
             std::snprintf(buf, sizeof buf, "%.0f (%.1f %%)", bound, 100.0 * bound / double(rep.cycles));
             link = buf;
         }
-        std::printf("| %s | %lld | %.0f | %.1f %% | %.0f | %.1f %% | %s | %s |\n", r.name.c_str(), (long long)rep.cycles,
+        std::printf("| %s | %lld | %.0f | %.1f %% | %.0f | %.1f %% | %s | %s |", r.name.c_str(), (long long)rep.cycles,
                     rep.macs_per_cycle, 100.0 * rep.mxm_utilization, rep.roofline_cycles,
                     rep.cycles > 0 ? 100.0 * rep.roofline_cycles / double(rep.cycles) : 0.0, rep.roofline_limiter.c_str(), link.c_str());
+        if (!cli.empty())
+            std::printf(" tessera run: %.2f s%s |", r.cli_seconds,
+                        r.cli_cycles == rep.cycles ? "" : (" (reported " + std::to_string(r.cli_cycles) + " cycles)").c_str());
+        std::printf("\n");
     }
 }
 
@@ -123,6 +162,7 @@ int main(int argc, char **argv) {
         if (std::strcmp(argv[i], "--quick") == 0) quick = true;
         else if (std::strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
         else if (std::strcmp(argv[i], "--dump") == 0 && i + 1 < argc) dump = argv[++i];
+        else if (std::strcmp(argv[i], "--cli") == 0 && i + 1 < argc) cli = argv[++i];
     }
     std::vector<int64_t> sizes = quick ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{256, 512, 1024, 2048};
     for (const std::string chip : {"tsp-mini", "npu-edge"}) {

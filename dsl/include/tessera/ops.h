@@ -24,5 +24,6 @@
 #include "tessera/ops/linear.h"
 #include "tessera/ops/norm.h"
 #include "tessera/ops/reduce.h"
+#include "tessera/ops/registry.h"
 #include "tessera/ops/shape.h"
 #include "tessera/ops/tensor.h"

@@ -64,4 +64,18 @@ Buffer<> evaluate_reference(const Func &f, const std::vector<int64_t> &shape, co
 std::vector<Buffer<>> evaluate_reference(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
                                          const Bindings &bindings = {});
 
+/// A box of an output: its first coordinate and its extent in each dimension.
+struct Region {
+    std::vector<int64_t> min, extent;
+};
+
+/// Computes output i of `p` (whose full shape is shapes[i]) only over regions[i], and every
+/// producer only over what those boxes need — so a few points of a large output cost what those
+/// points cost (one row and one column of a matmul each), which is how `tessera run` checks big
+/// kernels. Returns one buffer per output of its region's extent. Throws tessera::Error when a
+/// region is not inside its shape, and for an output whose update writes at data-dependent
+/// places (a histogram: only the whole output has a meaning).
+std::vector<Buffer<>> evaluate_reference_region(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes,
+                                                const std::vector<Region> &regions, const Bindings &bindings = {});
+
 } // namespace tessera

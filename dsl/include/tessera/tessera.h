@@ -28,6 +28,7 @@
 #include "tessera/npy.h"
 #include "tessera/realize.h"
 #include "tessera/reference.h"
+#include "tessera/verify.h"
 #include "tessera/target.h"
 
 // The operator library.

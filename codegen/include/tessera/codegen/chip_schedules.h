@@ -11,7 +11,8 @@
 //   C.store_in(MemoryKind::ACC).double_buffer();
 // with KU the MXM depth and, on tsp-mini, TM = min(M, 512) rows per plane job (two jobs fit a
 // plane's 1024 accumulator rows) and TN = the MXM width (one plane per column block, four
-// planes side by side); on npu-edge TM = min(M, 256), TN = min(N, 64) — a 256 x 64 int32 tile
+// planes side by side) — except where A and B together do not fit MEM: those stream on a plan
+// (stream_plan.h) that picks its own row chunks, so the schedule records no tile; on npu-edge TM = min(M, 256), TN = min(N, 64) — a 256 x 64 int32 tile
 // double-buffered fills exactly the 128 KiB ACC (measured better than 128 x 128: the systolic
 // fill is amortised over more rows per weight install).
 //
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "tessera/codegen/chip_backend.h"
 #include "tessera/func.h"
 #include "tessera/target.h"
 
@@ -33,5 +35,12 @@ namespace tessera {
 /// Throws tessera::Error naming the output when no chip schedule exists for the pipeline.
 void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
                                  const std::vector<std::vector<int64_t>> &output_shapes);
+
+/// How every Tessera tool runs an operator-library kernel on a chip — `tessera run`, bench_chip,
+/// the demo — so that one kernel reports one cycle count everywhere: the library schedule
+/// recorded on `pipeline` (apply_chip_library_schedule), then realize_on_chip. With
+/// options.functional false only time is simulated (the same cycles; outputs are zero).
+ChipResult realize_library_kernel_on_chip(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes,
+                                          const Bindings &bindings, const Target &target, const ChipRunOptions &options = {});
 
 } // namespace tessera

@@ -12,6 +12,7 @@
 
 #include "tessera/codegen/host_features.h"
 #include "tessera/func.h"
+#include "tessera/ops/registry.h"
 
 namespace tessera::host_schedules {
 
@@ -37,6 +38,11 @@ void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_heig
 /// with an update is computed at the root with its outermost dimension in parallel and its
 /// innermost vectorized when it has two or more dimensions; pure Funcs stay inlined.
 void rowwise(const Pipeline &p, const HostFeatures &cpu = host_features());
+
+/// The library schedule of a registered op (ops::op_registry()): matmul's for matmul and gemm's
+/// product, conv2d's for the convolutions, none for pure data movement (transpose, reshape,
+/// concat, ...), the row-wise schedule for everything else.
+void library_schedule(const ops::OpInstance &op, const HostFeatures &cpu = host_features());
 
 /// The Func of the pipeline called `name`; throws tessera::Error listing the names if absent.
 Func find_func(const Pipeline &p, const std::string &name);
