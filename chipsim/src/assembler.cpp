@@ -399,6 +399,7 @@ Instruction parse_instruction(LineParser &p, int64_t expanded) {
     } else if (parts[0] == "repeat") {
         need_parts(1, 1, "repeat N, D");
         in.op = Opcode::Repeat;
+        p.skip_space();
         size_t cat = p.pos();
         in.count = p.integer("the repetition count");
         if (std::string why = repeat_problem(in.count, expanded); !why.empty()) p.fail(why, cat);
@@ -433,6 +434,7 @@ void parse_directive(LineParser &p, Program &prog, std::set<std::string> &names)
         t.name = p.ident("a tensor name");
         if (t.name == "DRAM") p.fail("'DRAM' names raw off-chip memory and cannot be a tensor name", nat);
         if (!names.insert(t.name).second) p.fail("tensor '" + t.name + "' is declared twice", nat);
+        p.skip_space();
         size_t dat = p.pos();
         t.dtype = dtype_at(p, p.ident("a dtype"), dat);
         p.expect('[', "opening the tensor's shape");
