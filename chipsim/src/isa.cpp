@@ -1,6 +1,7 @@
 #include "tessera/chipsim/isa.h"
 
 #include <cctype>
+#include <cmath>
 #include <limits>
 
 namespace tessera::chipsim {
@@ -114,6 +115,42 @@ std::string instruction_problem(const Instruction &in) {
     for (int32_t lane : in.permutation)
         if (why.empty()) why = range("a permutation lane", lane, 0, 4095);
     if (!why.empty()) return why;
+    // The text spells only the fields an opcode uses; the others must hold their defaults, or
+    // the binary would carry what its assembly form silently drops.
+    Instruction used;
+    used.op = in.op;
+    used.cycle = in.cycle;
+    used.tiles = in.tiles;
+    switch (in.op) {
+    case Opcode::DmaLoad:
+    case Opcode::DmaStore: used.view = in.view; break;
+    case Opcode::MxmMm: used.accumulate = in.accumulate; [[fallthrough]];
+    case Opcode::MxmLw: used.dtype = in.dtype, used.mxm = in.mxm, used.buffer = in.buffer; break;
+    case Opcode::MxmDrain:
+        used.dtype = in.dtype, used.out_dtype = in.out_dtype, used.has_out_dtype = true;
+        used.relu = in.relu, used.count = in.count, used.has_scale = in.has_scale, used.scale = in.has_scale ? in.scale : 1.0;
+        break;
+    case Opcode::Vxm:
+        used.has_imm = in.has_imm, used.imm = in.has_imm ? in.imm : 0.0;
+        for (const ChainStep &c : in.chain) used.chain.push_back({c.op, c.has_imm, c.has_imm ? c.imm : 0.0});
+        [[fallthrough]];
+    case Opcode::VxmReduce:
+        used.vop = in.vop, used.axis = in.op == Opcode::VxmReduce ? in.axis : ReduceAxis::Rows;
+        used.dtype = in.dtype, used.has_out_dtype = in.has_out_dtype, used.out_dtype = in.has_out_dtype ? in.out_dtype : in.dtype;
+        break;
+    case Opcode::SxmPermute: used.permutation = in.permutation; [[fallthrough]];
+    case Opcode::SxmTranspose: used.dtype = in.dtype; break;
+    case Opcode::SxmShift: used.dtype = in.dtype, used.has_imm = true, used.imm = in.imm; break;
+    case Opcode::SyncSignal:
+    case Opcode::SyncWait:
+    case Opcode::Nop: used.queue = in.queue, used.count = in.count; break;
+    case Opcode::Repeat: used.count = in.count, used.distance = in.distance; break;
+    }
+    if (!(used == in)) return std::string(opcode_name(in.op)) + " sets a field its assembly form does not have";
+    for (double v : {in.imm, in.scale})
+        if (!std::isfinite(v)) return "an immediate or scale is not a finite number";
+    for (const ChainStep &c : in.chain)
+        if (!std::isfinite(c.imm)) return "a chained immediate is not a finite number";
     switch (in.op) {
     case Opcode::SyncSignal:
     case Opcode::SyncWait: return range("the semaphore number", in.count, 0, 63);
