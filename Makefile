@@ -8,7 +8,7 @@ CMAKE_FLAGS ?=
 # first `make demo` and a later `make test` configure identically and share one build.
 LAUNCHER = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 
-.PHONY: all deps configure build demo test sanitize bench install clean
+.PHONY: all deps configure build demo test sanitize fuzz bench install clean
 
 all: build
 
@@ -34,6 +34,21 @@ sanitize: deps
 	@cmake -S . -B $(SANITIZE_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_SANITIZE=ON $(CMAKE_FLAGS) $(LAUNCHER) >/dev/null
 	@cmake --build $(SANITIZE_DIR) -j $(JOBS) --target test_scheduler_tables
 	@cd $(SANITIZE_DIR) && ctest --output-on-failure -j $(JOBS) -L sanitize
+
+# The libFuzzer targets of tests/fuzz (see tests/fuzz/README.md), built with clang-14 in a build of
+# their own and run FUZZ_SECONDS each on their corpus in tests/fuzz/corpus/<target>, which grows.
+FUZZ_DIR ?= build-fuzz
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS = assembler binary target_json schedule_json npy op_words
+fuzz: deps
+	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
+	  -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS) $(LAUNCHER) >/dev/null
+	@cmake --build $(FUZZ_DIR) -j $(JOBS) --target $(addprefix fuzz_,$(FUZZ_TARGETS))
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz_$$t ($(FUZZ_SECONDS) s)"; mkdir -p tests/fuzz/corpus/$$t; \
+	  $(FUZZ_DIR)/tests/fuzz/fuzz_$$t tests/fuzz/corpus/$$t -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 \
+	    -artifact_prefix=$(FUZZ_DIR)/fuzz_$$t- -print_final_stats=1 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|.*ERROR|.*fuzz check failed)" || exit 1; \
+	done
 
 bench: build
 	@for b in $(BUILD_DIR)/tests/bench/bench_*; do [ -x "$$b" ] && "$$b"; done

@@ -232,7 +232,8 @@ std::optional<Queue> parse_queue(const std::string &name) {
 
 void comma(LineParser &p, const std::string &context) { p.expect(',', context); }
 
-Instruction parse_instruction(LineParser &p) {
+/// `expanded`: the instructions before this one, every repeat expanded.
+Instruction parse_instruction(LineParser &p, int64_t expanded) {
     Instruction in;
     if (p.accept('@')) in.cycle = p.integer("the issue cycle after '@'", 0, int64_t(1) << 50);
     p.skip_space();
@@ -398,7 +399,10 @@ Instruction parse_instruction(LineParser &p) {
     } else if (parts[0] == "repeat") {
         need_parts(1, 1, "repeat N, D");
         in.op = Opcode::Repeat;
-        in.count = p.integer("the repetition count", 1, 1 << 24);
+        p.skip_space();
+        size_t cat = p.pos();
+        in.count = p.integer("the repetition count");
+        if (std::string why = repeat_problem(in.count, expanded); !why.empty()) p.fail(why, cat);
         comma(p, "between repeat's count and distance");
         in.distance = p.integer("the cycles between repetitions", 0, int64_t(1) << 30);
     } else {
@@ -430,13 +434,17 @@ void parse_directive(LineParser &p, Program &prog, std::set<std::string> &names)
         t.name = p.ident("a tensor name");
         if (t.name == "DRAM") p.fail("'DRAM' names raw off-chip memory and cannot be a tensor name", nat);
         if (!names.insert(t.name).second) p.fail("tensor '" + t.name + "' is declared twice", nat);
+        p.skip_space();
         size_t dat = p.pos();
         t.dtype = dtype_at(p, p.ident("a dtype"), dat);
         p.expect('[', "opening the tensor's shape");
-        do t.shape.push_back(p.integer("a dimension", 1, int64_t(1) << 32));
-        while (p.accept(','));
+        size_t sat = p.pos();
+        do {
+            t.shape.push_back(p.integer("a dimension", 1, limits::kMaxExtent));
+            if (t.shape.size() > size_t(kMaxTensorRank)) break; // reported below, before a huge list is read
+        } while (p.accept(','));
+        if (std::string why = tensor_shape_problem(t); !why.empty()) p.fail(why, sat);
         p.expect(']', "closing the tensor's shape");
-        if (t.shape.size() > 8) p.fail("a tensor has at most 8 dimensions");
         if (!p.at_end()) {
             size_t fat = p.pos();
             if (p.ident("file=") != "file") p.fail("expected file=PATH", fat);
@@ -465,6 +473,7 @@ Program assemble(const std::string &text, const std::string &origin) {
     std::istringstream in(text);
     std::string line;
     int line_no = 0;
+    int64_t expanded = 0; // instructions so far, repeats expanded
     while (std::getline(in, line)) {
         ++line_no;
         if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -485,7 +494,8 @@ Program assemble(const std::string &text, const std::string &origin) {
             parse_directive(p, prog, names);
             continue;
         }
-        Instruction ins = parse_instruction(p);
+        Instruction ins = parse_instruction(p, expanded);
+        expanded += ins.op == Opcode::Repeat ? ins.count : 1;
         ins.line = line_no;
         prog.instructions.push_back(std::move(ins));
     }

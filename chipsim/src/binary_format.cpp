@@ -105,9 +105,20 @@ private:
 };
 
 template <typename A, typename T> void list(A &a, std::vector<T> &v, int64_t limit, void (*each)(A &, T &)) {
-    if constexpr (A::reading) v.resize(a.count(0, limit));
-    else a.count(v.size(), limit);
-    for (auto &e : v) each(a, e);
+    if constexpr (A::reading) {
+        // Grown as elements are read, not resized to the count first: a forged count then costs
+        // memory only in proportion to the bytes that back it.
+        const size_t n = a.count(0, limit);
+        v.clear();
+        for (size_t i = 0; i < n; ++i) {
+            T e{};
+            each(a, e);
+            v.push_back(std::move(e));
+        }
+    } else {
+        a.count(v.size(), limit);
+        for (auto &e : v) each(a, e);
+    }
 }
 
 template <typename A> void tile(A &a, TileRef &t) {
@@ -187,7 +198,7 @@ template <typename A> void tensor(A &a, TensorDecl &t) {
 template <typename A> void program_fields(A &a, Program &p) {
     a.str(p.target);
     list<A, TensorDecl>(a, p.tensors, 1 << 16, tensor<A>);
-    list<A, Instruction>(a, p.instructions, int64_t(1) << 32, instruction<A>);
+    list<A, Instruction>(a, p.instructions, limits::kMaxExpandedInstructions, instruction<A>);
 }
 
 void put_u32(std::vector<uint8_t> &o, uint32_t v) {
@@ -240,6 +251,17 @@ Program decode_program(const std::vector<uint8_t> &bytes, const std::string &ori
     Program p;
     program_fields(r, p);
     if (!r.done()) r.fail("trailing bytes after the program");
+    // The text's grammar bounds every number it can spell; a binary can hold any varint, so the
+    // same bounds are checked here and both forms accept the same programs.
+    for (const TensorDecl &t : p.tensors)
+        if (std::string why = tensor_shape_problem(t); !why.empty()) throw AsmError(origin + ": " + why);
+    int64_t expanded = 0;
+    for (size_t i = 0; i < p.instructions.size(); ++i) {
+        const Instruction &in = p.instructions[i];
+        std::string why = in.op == Opcode::Repeat ? repeat_problem(in.count, expanded) : instruction_problem(in);
+        if (!why.empty()) throw AsmError(origin + ": instruction " + std::to_string(i) + " (" + opcode_name(in.op) + "): " + why);
+        expanded += in.op == Opcode::Repeat ? in.count : 1;
+    }
     return p;
 }
 

@@ -64,6 +64,20 @@ std::vector<Op> expand(const Program &p, const TimingModel &model) {
     const bool is_static = t.issue == IssueKind::Static;
     if (!p.target.empty() && p.target != t.name)
         throw SimError("the program is for target '" + p.target + "' (.target) but runs on '" + t.name + "'");
+    // Programs built in C++ reach here without a reader's checks: bound the expansion first.
+    int64_t expanded = 0;
+    for (size_t i = 0; i < p.instructions.size(); ++i) {
+        const Instruction &in = p.instructions[i];
+        if (in.op != Opcode::Repeat) {
+            ++expanded;
+        } else if (std::string why = repeat_problem(in.count, expanded); !why.empty()) {
+            fail(p, int32_t(i), why);
+        } else {
+            expanded += in.count;
+        }
+    }
+    for (const TensorDecl &d : p.tensors)
+        if (std::string why = tensor_shape_problem(d); !why.empty()) throw SimError(why);
     std::vector<Op> ops;
     for (size_t i = 0; i < p.instructions.size(); ++i) {
         const Instruction &in = p.instructions[i];

@@ -4,6 +4,7 @@
 #include "tessera/chipsim/target.h"
 
 #include "tessera/chipsim/error.h"
+#include "tessera/internal/json_text.h"
 
 #include <algorithm>
 #include <fstream>
@@ -37,9 +38,8 @@ public:
 
     int64_t integer(const std::string &key, int64_t lo, int64_t hi) {
         const json &v = get(key);
-        if (!v.is_number_integer()) fail(field(key), "an integer in [" + range(lo, hi) + "]", v);
-        int64_t x = v.get<int64_t>();
-        if (x < lo || x > hi) fail(field(key), "an integer in [" + range(lo, hi) + "]", v);
+        int64_t x = 0;
+        if (!internal::json_int64(v, x) || x < lo || x > hi) fail(field(key), "an integer in [" + range(lo, hi) + "]", v);
         return x;
     }
     double number(const std::string &key, double lo, double hi) {
@@ -84,7 +84,7 @@ public:
     const std::string &origin() const { return origin_; }
 
     [[noreturn]] void fail(const std::string &field, const std::string &expected, const json &v) const {
-        throw TargetError(origin_ + ": field '" + field + "' is " + v.dump() + ", expected " + expected);
+        throw TargetError(origin_ + ": field '" + field + "' is " + internal::json_excerpt(v) + ", expected " + expected);
     }
 
 private:
@@ -146,12 +146,7 @@ const std::vector<std::string> kSxmOps = {"transpose", "permute", "shift"};
 } // namespace
 
 Target load_target_json(const std::string &json_text, const std::string &origin) {
-    json doc;
-    try {
-        doc = json::parse(json_text);
-    } catch (const json::parse_error &e) {
-        throw TargetError(origin + ": not valid JSON: " + e.what());
-    }
+    const json doc = internal::parse_json_text<TargetError>(json_text, origin);
     FieldReader r(doc, "", origin);
     Target t;
     t.source = origin;
@@ -262,11 +257,11 @@ Target load_target_json(const std::string &json_text, const std::string &origin)
     };
     if (t.issue == IssueKind::Dynamic) {
         std::vector<std::string> want = {"load", "exec", "store", "vector"};
-        need(t.queues == want, "queues", json(t.queues).dump(), "[\"load\", \"exec\", \"store\", \"vector\"] for dynamic issue");
+        need(t.queues == want, "queues", internal::json_excerpt(json(t.queues)), "[\"load\", \"exec\", \"store\", \"vector\"] for dynamic issue");
         need(t.conflict_policy == ConflictPolicy::Stall, "conflict_policy", "\"error\"", "\"stall\" for dynamic issue");
         need(t.dram.bytes > 0, "dram", "null", "a DRAM description for dynamic issue (dram_npu kind)");
     } else {
-        need(t.queues.empty(), "queues", json(t.queues).dump(), "[] for static issue");
+        need(t.queues.empty(), "queues", internal::json_excerpt(json(t.queues)), "[] for static issue");
         need(t.conflict_policy == ConflictPolicy::Error, "conflict_policy", "\"stall\"", "\"error\" for static issue");
     }
     std::set<std::string> seen;

@@ -132,6 +132,16 @@ ResolvedTile TimingModel::resolve(const TileRef &tile) const {
         if (tile.bank < 0 || tile.bank >= m.banks)
             bad("expected a bank b0..b" + std::to_string(m.banks - 1) + " in " + m.name);
     }
+    // Bounds before the rows are listed: a tile is at most its memory, and its last row must be
+    // computable (programs built in C++ or decoded from binary skip the assembler's checks).
+    if (tile.base < 0 || tile.count < 1 || tile.stride < 0)
+        bad("base, count and stride must be >= 0, >= 1 and >= 0");
+    if (tile.count > m.total_rows())
+        bad(std::to_string(tile.count) + " rows, more than " + m.name + "'s " + std::to_string(m.total_rows()));
+    int64_t last = 0;
+    if (__builtin_mul_overflow(tile.count - 1, tile.stride, &last) || __builtin_add_overflow(last, tile.base, &last) ||
+        last >= m.total_rows())
+        bad("its last row (base + (count - 1) * stride) is past " + m.name + "'s " + std::to_string(m.total_rows()) + " rows");
     const int h = tile.side == 'e' ? 1 : 0;
     r.rows.reserve(size_t(tile.count));
     r.banks.reserve(size_t(tile.count));

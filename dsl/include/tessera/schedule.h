@@ -150,9 +150,10 @@ public:
     /// The stored JSON form (see the file comment), pretty-printed with `indent` spaces
     /// (-1: one line). Deterministic: equal schedules give equal text.
     std::string to_json(int indent = 2) const;
-    /// Parses the JSON form; throws tessera::Error naming the bad field and its path (e.g.
-    /// "funcs[0].stages[1].directives[2].factor") on malformed input.
-    static Schedule from_json(const std::string &text);
+    /// Parses the JSON form; throws tessera::Error starting with `origin` (the file's name)
+    /// and naming the bad field by its path (e.g. "funcs[0].stages[1].directives[2].factors")
+    /// or the line and column of a syntax error, on malformed input.
+    static Schedule from_json(const std::string &text, const std::string &origin = "schedule JSON");
     /// One line per directive: "C.update(0): tile(i, j, io, jo, ii, ji, 64, 64)".
     std::string to_string() const;
 

@@ -4,6 +4,7 @@
 
 #include "op_util.h"
 #include "tessera/error.h"
+#include "tessera/limits.h"
 
 namespace tessera::ops {
 
@@ -11,7 +12,28 @@ using namespace tessera::internal::oputil;
 
 const char *layout_name(Layout layout) { return layout == Layout::NCHW ? "NCHW" : "NHWC"; }
 
-Tensor::Tensor(const Input &input) : input_(input), type_(input.type()), shape_(input.shape()) {}
+namespace {
+/// Refuses a constant shape no tensor can have — an extent of 0 or less, or more elements or
+/// bytes than limits.h allows — when the tensor enters the operator library, so an op never
+/// builds loops over it and no backend divides by an empty extent or allocates 40 GB for it.
+/// Symbolic extents (Exprs of Params) are checked when they are bound, at realize time.
+void check_constant_shape(const std::vector<Expr> &shape, Type type, const std::string &kind, const std::string &name) {
+    std::vector<int64_t> extents;
+    for (const Expr &e : shape) {
+        const std::optional<int64_t> v = const_int(e);
+        if (!v) return;
+        extents.push_back(*v);
+    }
+    std::string problem;
+    if (!limits::tensor_size(extents, type.bytes(), &problem))
+        throw Error("ops: " + kind + " '" + name + "' of shape " + shape_string(shape) + ": " + problem +
+                    (problem.find("dimension") == 0 ? "" : "; make the operands smaller or split the op into pieces"));
+}
+} // namespace
+
+Tensor::Tensor(const Input &input) : input_(input), type_(input.type()), shape_(input.shape()) {
+    check_constant_shape(shape_, type_, "input", input.name());
+}
 
 Tensor::Tensor(Func func, std::vector<Expr> shape) : func_(std::move(func)), shape_(std::move(shape)) {
     if (!func_.defined())
@@ -24,6 +46,7 @@ Tensor::Tensor(Func func, std::vector<Expr> shape) : func_(std::move(func)), sha
             throw Error("ops::Tensor: shape " + shape_string(shape_) + " of Func '" + func_.name() +
                         "' must consist of integer Exprs (constants or Exprs of Params)");
     type_ = func_.type();
+    check_constant_shape(shape_, type_, "the result", func_.name());
 }
 
 const std::string &Tensor::name() const {

@@ -36,6 +36,7 @@
 //   sync.signal.<queue> S   sync.wait.<queue> S   nop[.<queue>] N   repeat N, D
 // On static targets every instruction line starts with `@<cycle>`; on dynamic targets none does.
 #include "tessera/chipsim/dtype.h"
+#include "tessera/limits.h"
 
 #include <cstdint>
 #include <string>
@@ -146,6 +147,27 @@ struct TensorDecl {
     int64_t bytes() const;
     bool operator==(const TensorDecl &) const = default;
 };
+
+/// The most dimensions a program's tensor may have.
+constexpr int kMaxTensorRank = 8;
+
+/// Why the declared shape of `t` is refused — more than kMaxTensorRank dimensions, an extent
+/// outside 1..limits::kMaxExtent, more than limits::kMaxTensorBytes — or "" when it is fine.
+/// The assembler, the binary reader and the simulator all ask this one function, so the text
+/// and the binary form accept the same programs and no reader allocates for a bad declaration.
+std::string tensor_shape_problem(const TensorDecl &t);
+
+/// Why a `repeat` of `count` copies is refused when `expanded` instructions (every repeat
+/// expanded) precede it — count outside 1..limits::kMaxRepeat, or a program longer than
+/// limits::kMaxExpandedInstructions once expanded — or "" when it is fine.
+std::string repeat_problem(int64_t count, int64_t expanded);
+
+/// Why an instruction holds a number its assembly text could not spell — a negative row,
+/// count, offset, MXM or buffer index, a cycle or semaphore out of range — or "" when every
+/// field is within the text's bounds. The binary reader applies it (the text's grammar already
+/// does), so a binary program is always one that has an assembly form. `repeat` is checked
+/// by repeat_problem.
+std::string instruction_problem(const Instruction &in);
 
 /// A chip program: declarations and instructions.
 struct Program {
