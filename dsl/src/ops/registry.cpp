@@ -9,11 +9,12 @@
 #include <optional>
 
 #include "tessera/error.h"
+#include "tessera/limits.h"
 #include "tessera/ops.h"
 
 namespace tessera::ops {
 
-int64_t max_extent() { return std::numeric_limits<int32_t>::max(); }
+int64_t max_extent() { return limits::kMaxExtent; }
 
 std::string OpParam::describe() const {
     std::string s = name + "=" + default_value;
