@@ -1,5 +1,7 @@
 #include "cli_common.h"
 
+#include <tessera/schedule.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -36,6 +38,15 @@ ops::OpInstance build_named_op(const OpWords &words, const std::string &command)
         const std::string what = e.what();
         if (what.rfind("op " + words.op + ":", 0) == 0 || what.rfind("op " + words.op + " has no", 0) == 0) throw UsageError(what);
         throw;
+    }
+}
+
+void apply_schedule_file(const Pipeline &pipeline, const std::string &path) {
+    const Schedule s = Schedule::from_json(read_text_file(path, "schedule file"), path);
+    try {
+        pipeline.set_schedule(s);
+    } catch (const Error &e) {
+        throw Error(path + ": " + e.what());
     }
 }
 

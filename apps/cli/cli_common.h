@@ -44,6 +44,9 @@ void add_op_subcommands(CLI::App *parent, const std::shared_ptr<OpWords> &words)
 /// one was named, listing the ops.
 ops::OpInstance build_named_op(const OpWords &words, const std::string &command);
 
+/// Sets the schedule in the JSON file `path` on `pipeline`; errors name the file.
+void apply_schedule_file(const Pipeline &pipeline, const std::string &path);
+
 /// The whole text of `path`; throws tessera::Error naming `what` and the path when unreadable.
 std::string read_text_file(const std::string &path, const std::string &what);
 

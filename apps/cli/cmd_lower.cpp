@@ -23,7 +23,7 @@ struct LowerOptions {
 int lower_op(const LowerOptions &o) {
     ops::OpInstance op = build_named_op(*o.words, "lower");
     const Target target = Target::named(o.target);
-    if (!o.schedule.empty()) op.pipeline.set_schedule(Schedule::from_json(read_text_file(o.schedule, "schedule file"), o.schedule));
+    if (!o.schedule.empty()) apply_schedule_file(op.pipeline, o.schedule);
     else if (target.kind() == Target::Kind::Chip) apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
     else if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
     const LoweredModule m = lower(op.pipeline, target, op.output_shapes);

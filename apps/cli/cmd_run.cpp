@@ -91,7 +91,7 @@ int run(const RunOptions &o) {
     if (o.threads > 0) set_num_threads(o.threads);
     std::string schedule_source = "library";
     if (!o.schedule.empty()) {
-        op.pipeline.set_schedule(Schedule::from_json(read_text_file(o.schedule, "schedule file"), o.schedule));
+        apply_schedule_file(op.pipeline, o.schedule);
         schedule_source = o.schedule;
     } else if (target.kind() == Target::Kind::Host) {
         host_schedules::library_schedule(op);

@@ -23,6 +23,8 @@ namespace fs = std::filesystem;
 using namespace tessera::chipsim;
 
 std::vector<uint8_t> read_bytes(const std::string &path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw Error("program '" + path + "' is a directory; name a .tasm or binary program file");
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("cannot open program '" + path + "'");
     return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -118,7 +120,9 @@ int run_sim(const SimOptionsCli &p) {
     result.report.program = fs::path(path).filename().string();
 
     if (!p.output_dir.empty()) {
-        fs::create_directories(p.output_dir);
+        std::error_code ec;
+        fs::create_directories(p.output_dir, ec);
+        if (ec) throw Error("cannot create the output folder '" + p.output_dir + "': " + ec.message());
         for (auto &[name, t] : result.outputs) write_npy((fs::path(p.output_dir) / (name + ".npy")).string(), to_npy(t));
     }
     if (!p.trace.empty()) {

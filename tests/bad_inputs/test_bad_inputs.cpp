@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 namespace {
@@ -184,11 +185,16 @@ std::string case_name(const testing::TestParamInfo<Case> &info) { return info.pa
 
 INSTANTIATE_TEST_SUITE_P(Table, BadInput, testing::ValuesIn(all_cases()), case_name);
 
-TEST(BadInputTable, HasAtLeastFifteenCasesPerReader) {
+TEST(BadInputTable, HasAtLeastFifteenCasesPerReaderAndSubcommand) {
     std::map<std::string, int> per_reader;
-    for (const json &c : load_cases()) per_reader[c["reader"].get<std::string>()]++;
-    for (const char *reader : {"assembly", "binary", "target", "schedule", "npy"})
+    std::set<std::string> names;
+    for (const json &c : load_cases()) {
+        per_reader[c["reader"].get<std::string>()]++;
+        EXPECT_TRUE(names.insert(c["name"].get<std::string>()).second) << c["name"] << " is in the table twice";
+    }
+    for (const char *reader : {"assembly", "binary", "target", "schedule", "npy", "cli targets", "cli sim", "cli run", "cli lower"})
         EXPECT_GE(per_reader[reader], 15) << reader;
+    EXPECT_GE(names.size(), 200u);
 }
 
 } // namespace
