@@ -4,6 +4,8 @@ find_package(nlohmann_json 3 REQUIRED)
 # The CLI's argument parser (header-only; Debian libcli11-dev).
 find_package(CLI11 REQUIRED CONFIG)
 find_package(PkgConfig REQUIRED)
+# The tuning database (libsqlite3-dev); a PRIVATE dependency of tessera_autotune.
+find_package(SQLite3 REQUIRED)
 
 if(TESSERA_BUILD_TESTS)
   find_package(GTest REQUIRED)
