@@ -55,5 +55,6 @@ Command add_targets_command(CLI::App &app);
 Command add_sim_command(CLI::App &app);
 Command add_run_command(CLI::App &app);
 Command add_lower_command(CLI::App &app);
+Command add_db_command(CLI::App &app);
 
 } // namespace tessera::cli

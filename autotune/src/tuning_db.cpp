@@ -2,6 +2,7 @@
 #include "tessera/tuning_db.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 
@@ -14,8 +15,20 @@ namespace tessera {
 using internal::Statement;
 using internal::WriteTransaction;
 
+namespace {
+
+/// `path`, after checking that a database opened read-only exists (SQLite's own message for a
+/// missing file talks about directories and permissions).
+const std::string &existing_if_read_only(const std::string &path, bool read_only) {
+    if (read_only && !std::filesystem::exists(path))
+        throw Error("tuning database " + path + " does not exist; tune something into it first, or check the path");
+    return path;
+}
+
+} // namespace
+
 TuningDatabase::Impl::Impl(const std::string &path, const Options &options)
-    : db(path, options.read_only, /*create=*/true, options.busy_timeout_ms), read_only(options.read_only),
+    : db(existing_if_read_only(path, options.read_only), options.read_only, /*create=*/true, options.busy_timeout_ms), read_only(options.read_only),
       opened_version(internal::prepare_tuning_schema(db, options.read_only)) {}
 
 void TuningDatabase::Impl::require_writable(const char *what) const {

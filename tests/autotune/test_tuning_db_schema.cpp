@@ -112,7 +112,7 @@ TEST_F(TuningDbSchema, FilesThatAreNotTuningDatabasesAreRefused) {
     EXPECT_THAT(error_of([&] { TuningDatabase db(other); }), HasSubstr("SQLite database of something else (tables users"));
 
     const std::string missing = path_ + ".missing";
-    EXPECT_THAT(error_of([&] { TuningDatabase(missing, {.read_only = true}); }), HasSubstr("cannot open"));
+    EXPECT_THAT(error_of([&] { TuningDatabase(missing, {.read_only = true}); }), HasSubstr("does not exist"));
     EXPECT_FALSE(std::filesystem::exists(missing));
     EXPECT_THAT(error_of([&] { TuningDatabase db("/nonexistent-dir/x/tuning.db"); }), HasSubstr("cannot open"));
 }
