@@ -56,5 +56,6 @@ Command add_sim_command(CLI::App &app);
 Command add_run_command(CLI::App &app);
 Command add_lower_command(CLI::App &app);
 Command add_db_command(CLI::App &app);
+Command add_tune_command(CLI::App &app);
 
 } // namespace tessera::cli

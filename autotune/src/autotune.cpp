@@ -18,6 +18,7 @@
 #include "tessera/codegen/runtime.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
+#include "tessera/tuning_db.h"
 #include "tessera/ir_operator.h"
 #include "tessera/verify.h"
 
@@ -113,6 +114,12 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
     const Bindings inputs = random_bindings(pipeline, options.seed);
     const int64_t reduction = longest_reduction(pipeline);
     const auto start = Clock::now();
+    std::optional<Workload> workload;
+    std::optional<TargetIdentity> identity;
+    if (options.database) {
+        workload = Workload::of(pipeline, output_shapes);
+        identity = TargetIdentity::of(target);
+    }
     auto out_of_time = [&] {
         return options.time_budget_s > 0 &&
                std::chrono::duration<double>(Clock::now() - start).count() > options.time_budget_s;
@@ -197,12 +204,21 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
             t.trial = result.measured++;
             t.candidate = space.describe(compiled[k].candidate);
             t.seconds = seconds;
+            int64_t record = 0;
+            if (correct && options.database) {
+                MeasuredSchedule m{compiled[k].schedule, Measurement::host_seconds(compiled[k].samples), options.seed,
+                                   "{\"tuner\": \"host-evolutionary\", \"budget\": " + std::to_string(options.budget) +
+                                       ", \"repetitions\": " + std::to_string(options.repetitions) + "}"};
+                record = options.database->add(*workload, *identity, m);
+            }
             if (!correct) {
                 ++result.wrong; // a schedule never changes results: this is a compiler bug, kept out
             } else if (result.best_seconds == 0 || seconds < result.best_seconds) {
                 result.best_seconds = seconds;
+                result.best_samples = compiled[k].samples;
                 result.best = compiled[k].schedule;
                 result.best_candidate = t.candidate;
+                result.best_record = record;
             }
             if (correct) ranked.emplace_back(seconds, compiled[k].candidate);
             t.best_so_far = result.best_seconds;

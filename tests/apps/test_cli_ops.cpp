@@ -6,7 +6,11 @@
 #include <regex>
 
 #include <nlohmann/json.hpp>
+#include <tessera/ops.h>
 #include <tessera/ops/registry.h>
+#include <tessera/workload.h>
+
+#include <filesystem>
 
 #include "test_support.h"
 
@@ -122,3 +126,39 @@ TEST(OneCycleCount, RunBenchChipAndTheDemoReportTheSameCycles) {
     EXPECT_EQ(std::stoll(first[1]), cycles);
 }
 #endif
+
+TEST(CliTune, TunesAnOpWritesTheBestForRunAndRecordsItUnderTheWorkloadOfTheCppOp) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const std::string best = (dir / "best.json").string(), db = (dir / "tuning.db").string();
+    const CommandResult tune = run_tessera("tune matmul M=64 N=48 K=80 --budget 6 --repetitions 2 --quiet --json -o '" + best +
+                                           "' --db '" + db + "'");
+    ASSERT_EQ(tune.status, 0) << tune.err;
+    const nlohmann::json j = nlohmann::json::parse(tune.out);
+    EXPECT_EQ(j["counts"]["measured"], 6);
+    EXPECT_EQ(j["history"].size(), 6u);
+    EXPECT_EQ(j["counts"]["wrong"], 0);
+    EXPECT_GT(j["best"]["record"].get<int64_t>(), 0);
+    // The winner runs, verified in full, from the file.
+    const nlohmann::json run = nlohmann::json::parse(run_tessera("run matmul M=64 N=48 K=80 --verify full --json --schedule '" + best + "'").out);
+    EXPECT_TRUE(run["verified"].get<bool>());
+    EXPECT_EQ(run["schedule"], best);
+    // The record's workload is the one ops::matmul gives in C++, whatever the names.
+    tessera::Input A(tessera::Float(32), {64, 80}, "lhs"), B(tessera::Float(32), {80, 48}, "rhs");
+    tessera::ops::MatmulOptions mo;
+    mo.name = "product";
+    const std::string key = tessera::Workload::of(tessera::Pipeline(tessera::ops::matmul(A, B, mo).func()), {{64, 48}}).key();
+    const nlohmann::json records = nlohmann::json::parse(run_tessera("db list --json --db '" + db + "'").out);
+    ASSERT_EQ(records.size(), 6u);
+    for (const nlohmann::json &r : records) EXPECT_EQ(r["workload"]["key"], key);
+    const nlohmann::json best_record = nlohmann::json::parse(run_tessera("db best --json --db '" + db + "'").out);
+    EXPECT_EQ(best_record.dump().find(std::to_string(j["best"]["record"].get<int64_t>())) != std::string::npos, true);
+}
+
+TEST(CliTune, RefusesWhatItCannotTune) {
+    const CommandResult chip = run_tessera("tune matmul M=64 --target tsp-mini --quiet");
+    EXPECT_EQ(chip.status, 1);
+    EXPECT_NE(chip.err.find("target 'tsp-mini' cannot be tuned yet"), std::string::npos) << chip.err;
+    const CommandResult budget = run_tessera("tune matmul --budget 0");
+    EXPECT_EQ(budget.status, 2);
+    EXPECT_NE(budget.err.find("--budget"), std::string::npos) << budget.err;
+}

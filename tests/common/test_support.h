@@ -16,6 +16,15 @@
 
 namespace tessera_test {
 
+/// Whether this test runs under AddressSanitizer + UndefinedBehaviorSanitizer (`make sanitize`),
+/// where code runs several times slower: the longest cases run at smaller sizes there — trimmed,
+/// never skipped.
+#ifdef TESSERA_SANITIZED
+inline constexpr bool kSanitized = true;
+#else
+inline constexpr bool kSanitized = false;
+#endif
+
 /// <temp>/tessera_<suite>_<test>_<pid>: a path no other test (or run) uses.
 inline std::filesystem::path test_scoped_path() {
     const testing::TestInfo *info = testing::UnitTest::GetInstance()->current_test_info();

@@ -25,6 +25,8 @@
 
 namespace tessera {
 
+class TuningDatabase;
+
 /// Options of autotune().
 struct TuneOptions {
     /// Candidates measured at most.
@@ -38,6 +40,8 @@ struct TuneOptions {
     /// Host: timed calls per candidate (interleaved across a batch of candidates; the median
     /// counts).
     int repetitions = 5;
+    /// Where every correct measurement is recorded as it is made (tuning_db.h), or none.
+    TuningDatabase *database = nullptr;
     /// Reports each measured trial as it completes (e.g. a progress bar); may be empty.
     std::function<void(int trial, int budget, double best_seconds)> progress;
 };
@@ -55,6 +59,7 @@ struct TuneResult {
     Schedule best;             ///< the fastest schedule measured
     std::string best_candidate;
     double best_seconds = 0;   ///< its median time
+    std::vector<double> best_samples; ///< its timed repetitions, in the order run
     /// The algorithm's useful flops (2 per point of each reduction) per second at the best
     /// schedule. (The problem bound against the host's measured peaks is the next step.)
     double gflops = 0;
@@ -63,6 +68,7 @@ struct TuneResult {
     int infeasible = 0;        ///< refused by lowering or compilation
     int measured = 0;
     int wrong = 0;             ///< measured but not equal to the reference (never the best)
+    int64_t best_record = 0;   ///< the best's id in TuneOptions::database (0: none)
     bool exhaustive = false;   ///< every candidate of the space was measured
     std::vector<TuneTrial> history;
     /// A table of the history and the best, for people.
