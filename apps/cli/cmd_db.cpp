@@ -162,7 +162,7 @@ Command add_db_command(CLI::App &app) {
         add_common(c, *o, false);
         subs.emplace_back(c, [o, file] {
             TuningDatabase d = open_db(*o, true);
-            const ImportSummary s = d.import_json(read_text_file(*file, "tuning records"));
+            const ImportSummary s = d.import_json(read_text_file(*file, "tuning records"), *file);
             print_json_or_text(o->json, {{"added", s.added}, {"duplicates", s.duplicates}},
                                "imported " + std::to_string(s.added) + " records (" + std::to_string(s.duplicates) +
                                    " already present)");
@@ -174,7 +174,7 @@ Command add_db_command(CLI::App &app) {
         auto keep = std::make_shared<int>(1);
         CLI::App *c = db->add_subcommand("gc", "keep the best records of each workload and target, delete the rest");
         add_common(c, *o, false);
-        c->add_option("--keep", *keep, "records kept per workload and target (default 1)")->check(CLI::PositiveNumber);
+        c->add_option("--keep", *keep, "records kept per workload and target (default 1)")->check(CLI::Range(1, 1 << 30));
         subs.emplace_back(c, [o, keep] {
             TuningDatabase d = open_db(*o, true);
             const int64_t removed = d.gc(*keep);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 #include <tessera/autotune.h>
+#include <tessera/codegen/chip_backend.h>
 #include <tessera/tuning_db.h>
 
 #include "cli_common.h"
@@ -30,6 +31,7 @@ struct TuneCliOptions {
 int tune(const TuneCliOptions &o) {
     ops::OpInstance op = build_named_op(*o.words, "tune");
     const Target target = Target::named(o.target);
+    if (target.kind() == Target::Kind::Chip) chip_target_description(target); // an unknown name or a bad file says so
     std::optional<TuningDatabase> db;
     if (!o.db.empty()) db.emplace(o.db);
     else db = TuningDatabase::open_from_environment();

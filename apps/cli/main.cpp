@@ -37,16 +37,26 @@ int main(int argc, char **argv) {
         std::fputs(app.help().c_str(), stdout);
         return 2;
     }
-    std::string names;
-    bool known = argv[1][0] == '-';
-    for (const Command &c : commands) {
-        names += (names.empty() ? "" : ", ") + c.app->get_name();
-        known = known || c.app->get_name() == argv[1];
-    }
-    if (!known) {
-        std::fprintf(stderr, "tessera: error: unknown command '%s'; the commands are %s (see 'tessera --help')\n", argv[1],
-                     names.c_str());
-        return 2;
+    // A word where a subcommand must be that names none: say which ones there are (CLI11 would
+    // only say that one is required).
+    const CLI::App *at = &app;
+    std::string path = "tessera";
+    for (int i = 1; i < argc && argv[i][0] != '-'; ++i) {
+        const std::vector<const CLI::App *> subs = at->get_subcommands([](const CLI::App *) { return true; });
+        const CLI::App *next = nullptr;
+        std::string names;
+        for (const CLI::App *sub : subs) {
+            names += (names.empty() ? "" : ", ") + sub->get_name();
+            if (sub->get_name() == argv[i]) next = sub;
+        }
+        if (!next) {
+            if (at->get_require_subcommand_min() == 0) break;
+            std::fprintf(stderr, "tessera: error: unknown command '%s'; the commands of '%s' are %s (see '%s --help')\n", argv[i],
+                         path.c_str(), names.c_str(), path.c_str());
+            return 2;
+        }
+        at = next;
+        path += " " + next->get_name();
     }
     try {
         app.parse(argc, argv);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/error.h"
+#include "tessera/internal/json_text.h"
 #include "tuning_db_impl.h"
 #include "tuning_db_schema.h"
 
@@ -158,11 +159,7 @@ void store_target(internal::SqliteConnection &db, const std::string &hash, const
 
 std::string normalised_options(const std::string &text) {
     nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception &e) {
-        throw Error("tuning record: the tuner options are not JSON (" + std::string(e.what()) + "): " + text);
-    }
+    j = internal::parse_json_text(text, "tuning record: the tuner options");
     if (!j.is_object()) throw Error("tuning record: the tuner options must be a JSON object, got " + text);
     return j.dump();
 }

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "tessera/error.h"
+#include "tessera/internal/json_text.h"
 #include "tuning_db_impl.h"
 
 namespace tessera {
@@ -140,15 +141,10 @@ std::string TuningDatabase::export_csv(const RecordFilter &filter) const {
     return out;
 }
 
-ImportSummary TuningDatabase::import_json(const std::string &json_text) {
+ImportSummary TuningDatabase::import_json(const std::string &json_text, const std::string &origin) {
     impl_->require_writable("import records");
-    const std::string origin = "tuning records import";
-    json doc;
-    try {
-        doc = json::parse(json_text);
-    } catch (const json::exception &e) {
-        throw Error(origin + ": not JSON: " + e.what());
-    }
+    // Syntax errors as origin:line:column, no exception names; nesting bounded (json_text.h).
+    json doc = internal::parse_json_text(json_text, origin);
     ImportReader in(origin);
     if (!doc.is_object()) in.fail("the document", "an object");
     if (in.string(doc, "document", "format") != kExportFormat)

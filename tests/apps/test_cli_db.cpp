@@ -125,7 +125,7 @@ TEST_F(CliDb, MistakesAreClearErrors) {
              {"db list --db '" + text_file + "'", "", "not an SQLite file", 1},
              {"db export --json --csv" + db, "", "give one of --json and --csv", 2},
              {"db gc --keep 0" + db, "", "--keep", 2},
-             {"db import '" + text_file + "'" + db, "", "tuning records import: not JSON", 1},
+             {"db import '" + text_file + "'" + db, "", "notes.txt:1:2: not valid JSON", 1},
          }) {
         const CommandResult r = tessera_cli(c.args, c.env);
         EXPECT_EQ(r.status, c.status) << c.args << "\n" << r.err;

@@ -87,7 +87,7 @@ TEST(Cli, ErrorsGoToStderrWithThePrefix) {
         int status;
     };
     const Case cases[] = {
-        {"frobnicate", "unknown command 'frobnicate'; the commands are targets, sim, run, lower", 2},
+        {"frobnicate", "unknown command 'frobnicate'; the commands of 'tessera' are targets, sim, run, lower", 2},
         {"targets --bogus", "argument was not expected: --bogus", 2},
         {"targets no-such-chip", "unknown target 'no-such-chip'", 1},
         {"sim", "program is required", 2},

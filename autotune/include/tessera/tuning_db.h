@@ -184,7 +184,7 @@ public:
     /// skipping those already present; ids are assigned anew. Throws tessera::Error naming
     /// the field (e.g. "records[3].schedule") on malformed input, and on a workload key whose
     /// canonical form differs from the one stored here.
-    ImportSummary import_json(const std::string &json_text);
+    ImportSummary import_json(const std::string &json_text, const std::string &origin = "tuning records import");
 
     class Impl;
 
