@@ -41,23 +41,6 @@ std::string describe(const Program &p, int32_t index) {
     throw SimError(describe(p, index) + ": " + why);
 }
 
-Queue queue_of(const Instruction &in) {
-    switch (in.op) {
-    case Opcode::DmaLoad:
-    case Opcode::MemCopy: return Queue::Load;
-    case Opcode::DmaStore: return Queue::Store;
-    case Opcode::MxmLw:
-    case Opcode::MxmMm:
-    case Opcode::MxmDrain: return Queue::Exec;
-    case Opcode::Vxm:
-    case Opcode::VxmReduce:
-    case Opcode::SxmTranspose:
-    case Opcode::SxmPermute:
-    case Opcode::SxmShift: return Queue::Vector;
-    default: return in.queue;
-    }
-}
-
 /// Validates every instruction and expands `repeat` into copies with advanced tile bases.
 std::vector<Op> expand(const Program &p, const TimingModel &model) {
     const Target &t = model.target();
@@ -144,34 +127,6 @@ struct RowState {
     int64_t read_time = INT64_MIN;  ///< Latest read.
     int32_t reader = -1;
 };
-
-/// One row access of an op: which row, when (relative to start unless at_end), read or write.
-struct RowAccess {
-    int space = 0;          ///< Memory index; memories.size() = weight buffers.
-    int64_t row = 0;
-    int64_t offset = 0;     ///< From start.
-    bool at_end = false;
-    bool write = false;
-};
-
-std::vector<RowAccess> row_accesses(const Op &op, const Target &t) {
-    std::vector<RowAccess> out;
-    for (auto &a : op.use.accesses) {
-        const ResolvedTile &rt = op.use.tiles[size_t(a.tile)];
-        const int64_t n = int64_t(rt.rows.size());
-        for (int64_t i = 0; i < n; ++i)
-            out.push_back({rt.memory, rt.rows[size_t(i)], a.offset + (n > 0 ? (i * a.span) / n : 0), a.at_end, a.write});
-    }
-    const int wspace = int(t.memories.size());
-    if (op.in.op == Opcode::MxmLw)
-        out.push_back({wspace, int64_t(op.in.mxm) * t.mxm.weight_buffers + op.in.buffer, 0, true, true});
-    if (op.in.op == Opcode::MxmMm) { // the weights are read from the first to the last activation row
-        const int64_t wrow = int64_t(op.in.mxm) * t.mxm.weight_buffers + op.in.buffer;
-        out.push_back({wspace, wrow, 0, false, false});
-        out.push_back({wspace, wrow, std::max<int64_t>(0, op.use.issue_cycles - 1), false, false});
-    }
-    return out;
-}
 
 /// Row-by-row hazard state and checks.
 class HazardTracker {
@@ -355,7 +310,7 @@ void run_static(RunState &rs) {
                            res[size_t(c->resource)].name + ": needed from cycle " + std::to_string(c->at) +
                            ", held over [" + std::to_string(c->held.begin) + ", " + std::to_string(c->held.end) + ")");
         }
-        rs.commit(*op, row_accesses(*op, rs.model.target()), start, start);
+        rs.commit(*op, rs.model.row_accesses(op->in, op->use), start, start);
     }
 }
 
@@ -388,7 +343,7 @@ void run_dynamic(RunState &rs) {
                 ready = std::max(ready, signals[s][consumed[s]]);
             }
             if (op.in.op == Opcode::SyncSignal) ready = std::max(ready, max_end[q]);
-            std::vector<RowAccess> acc = row_accesses(op, t);
+            std::vector<RowAccess> acc = rs.model.row_accesses(op.in, op.use);
             const auto &ops = rs.ops;
             int64_t data = std::max(ready, rs.hazards.data_ready(acc, op, op.use.latency, [&](int32_t other) {
                 return ops[size_t(other)].queue == op.queue;
@@ -548,7 +503,7 @@ Program schedule_asap(const Program &program, const TimingModel &model) {
     ReservationTable table = model.make_table();
     HazardTracker hazards(model.target(), p, ops);
     for (auto &op : ops) {
-        std::vector<RowAccess> acc = row_accesses(op, model.target());
+        std::vector<RowAccess> acc = model.row_accesses(op.in, op.use);
         int64_t t = std::max<int64_t>(not_before[size_t(op.index)], hazards.data_ready(acc, op, op.use.latency, [](int32_t) { return true; }));
         // Static issue cannot split a bandwidth burst: search for a start where everything fits.
         while (true) {

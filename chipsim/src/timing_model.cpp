@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <set>
 
 namespace tessera::chipsim {
 
@@ -20,9 +21,61 @@ std::string memory_names(const Target &t) {
     return s;
 }
 
-char side_letter(const MemoryDesc &m, int h) { return m.hemispheres == 2 ? (h ? 'e' : 'w') : 's'; }
-
 } // namespace
+
+Queue queue_of(const Instruction &in) {
+    switch (in.op) {
+    case Opcode::DmaLoad:
+    case Opcode::MemCopy: return Queue::Load;
+    case Opcode::DmaStore: return Queue::Store;
+    case Opcode::MxmLw:
+    case Opcode::MxmMm:
+    case Opcode::MxmDrain: return Queue::Exec;
+    case Opcode::Vxm:
+    case Opcode::VxmReduce:
+    case Opcode::SxmTranspose:
+    case Opcode::SxmPermute:
+    case Opcode::SxmShift: return Queue::Vector;
+    default: return in.queue;
+    }
+}
+
+TileRef bank_tile(const MemoryDesc &m, int flat_bank, int64_t local_base, int64_t count) {
+    TileRef t;
+    t.memory = m.name;
+    const int flat_slice = flat_bank / m.banks;
+    if (m.hemispheres * m.slices > 1) {
+        t.side = m.side_letter(flat_slice / m.slices);
+        t.slice = flat_slice % m.slices;
+    }
+    t.bank = flat_bank % m.banks;
+    t.base = local_base;
+    t.count = count;
+    return t;
+}
+
+TileRef slice_interleaved_tile(const MemoryDesc &m, int hemisphere, int bank, int64_t local_base, int64_t count) {
+    TileRef t;
+    t.memory = m.name;
+    t.side = m.side_letter(hemisphere);
+    t.slice = -1;
+    t.bank = bank;
+    t.base = local_base * m.slices; // row i is logical row base + i: slice (base + i) mod slices
+    t.count = count;
+    return t;
+}
+
+std::vector<BankSpan> bank_spans(const MemoryDesc &m, const TileRef &t) {
+    if (m.interleaved) return {{-1, t.base, t.base + t.count}};
+    const int h = t.side == 'e' ? 1 : 0;
+    if (t.slice < 0 && m.hemispheres * m.slices > 1) {
+        const int64_t begin = t.base / m.slices, end = begin + m.rows_per_slice(t.count);
+        std::vector<BankSpan> spans;
+        for (int sl = 0; sl < m.slices; ++sl) spans.push_back({m.flat_bank(h, sl, t.bank), begin, end});
+        return spans;
+    }
+    return {{m.flat_bank(h, t.slice < 0 ? 0 : t.slice, t.bank), t.base, t.base + t.count}};
+}
 
 TimingModel::TimingModel(Target target) : target_(std::move(target)) {
     const Target &t = target_;
@@ -53,9 +106,9 @@ TimingModel::TimingModel(Target target) : target_(std::move(target)) {
         for (int h = 0; h < m.hemispheres; ++h)
             for (int s = 0; s < m.slices; ++s) {
                 std::string slice_name = m.name;
-                if (m.hemispheres * m.slices > 1) slice_name += std::string(".") + side_letter(m, h) + std::to_string(s);
+                if (m.hemispheres * m.slices > 1) slice_name += std::string(".") + m.side_letter(h) + std::to_string(s);
                 for (int b = 0; b < m.banks; ++b) {
-                    int flat = (h * m.slices + s) * m.banks + b;
+                    int flat = m.flat_bank(h, s, b);
                     std::string n = slice_name + ".b" + std::to_string(b);
                     if (m.dual_ported) {
                         bank_read_.back().push_back(add_resource({n + ".r", ResourceKind::BankPort, 1, int(mi), flat}));
@@ -165,8 +218,8 @@ ResolvedTile TimingModel::resolve(const TileRef &tile) const {
         }
         if (local >= m.rows_per_bank)
             bad("row " + std::to_string(local) + " is past the bank's " + std::to_string(m.rows_per_bank) + " rows");
-        int flat_slice = h * m.slices + slice;
-        int flat_bank = flat_slice * m.banks + tile.bank;
+        int flat_slice = m.flat_slice(h, slice);
+        int flat_bank = m.flat_bank(h, slice, tile.bank);
         r.rows.push_back(int64_t(flat_bank) * m.rows_per_bank + local);
         r.banks.push_back(flat_bank);
         r.slices.push_back(flat_slice);
@@ -178,7 +231,7 @@ ResolvedTile TimingModel::resolve(const TileRef &tile) const {
         } else if (sliced) {
             for (size_t fs = 0; fs < slice_seen.size(); ++fs)
                 if (slice_seen[fs])
-                    r.slots.push_back(m.name + "." + side_letter(m, int(fs) / m.slices) + std::to_string(int(fs) % m.slices));
+                    r.slots.push_back(m.name + "." + m.side_letter(int(fs) / m.slices) + std::to_string(int(fs) % m.slices));
         }
     }
     return r;
@@ -221,6 +274,60 @@ void TimingModel::stream_holds(ResourceUse &use, const std::string &from, const 
                        " has " + std::to_string(resources_[size_t(res)].lanes));
     use.holds.push_back({res, offset, duration, lanes});
     use.bytes["STREAMS"] += duration * lanes * target_.vector_bytes;
+}
+
+DmaCost TimingModel::dma_cost(int64_t bytes) const {
+    const Target &t = target_;
+    const bool dram = t.dram.bytes > 0;
+    const int bw = dram ? t.dram.bytes_per_cycle : t.host_link.bytes_per_cycle;
+    DmaCost c;
+    c.setup = t.dma.setup_cycles;
+    c.transfer = ceil_div(bytes, bw);
+    c.link_latency = dram ? t.dram.latency : t.host_link.latency;
+    c.granule = std::max<int64_t>(1, ceil_div(dram ? t.dram.burst_bytes : t.vector_bytes, bw));
+    return c;
+}
+
+int64_t TimingModel::mxm_rows_cycles(DType input, int64_t rows) const { return rows * target_.mxm_shape(input).cycles_per_row; }
+
+int64_t TimingModel::weight_install_cycles(int64_t rows) const { return ceil_div(rows, target_.mxm.weight_rows_per_cycle); }
+
+std::vector<RowAccess> TimingModel::row_accesses(const Instruction &in, const ResourceUse &use, bool dram_granules) const {
+    const Target &t = target_;
+    std::vector<RowAccess> out;
+    for (auto &a : use.accesses) {
+        const ResolvedTile &rt = use.tiles[size_t(a.tile)];
+        const int64_t n = int64_t(rt.rows.size());
+        for (int64_t i = 0; i < n; ++i)
+            out.push_back({rt.memory, rt.rows[size_t(i)], a.offset + (n > 0 ? (i * a.span) / n : 0), a.at_end, a.write});
+    }
+    if (in.op == Opcode::MxmLw)
+        out.push_back({weight_space(), int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer, 0, true, true});
+    if (in.op == Opcode::MxmMm) { // the weights are read from the first to the last activation row
+        const int64_t wrow = int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer;
+        out.push_back({weight_space(), wrow, 0, false, false});
+        out.push_back({weight_space(), wrow, std::max<int64_t>(0, use.issue_cycles - 1), false, false});
+    }
+    // DRAM the program writes and reads back (a pre-pass's scratch region): a load must wait
+    // for the stores of the bytes it reads, a store for the loads still to read what it
+    // overwrites. Granules, not bytes: a DMA moves whole bursts.
+    if (dram_granules && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) && in.view.tensor == "DRAM") {
+        const bool write = in.op == Opcode::DmaStore;
+        const int64_t granule = dram_granule_bytes();
+        std::set<int64_t> touched;
+        const auto &dims = in.view.outer;
+        std::vector<int64_t> idx(dims.size(), 0);
+        while (true) {
+            int64_t at = in.view.offset;
+            for (size_t d = 0; d < dims.size(); ++d) at += idx[d] * dims[d].stride;
+            for (int64_t g = at / granule; g * granule < at + in.view.inner_bytes; ++g) touched.insert(g);
+            size_t d = dims.size();
+            while (d > 0 && ++idx[d - 1] == dims[d - 1].count) idx[--d] = 0;
+            if (d == 0) break;
+        }
+        for (int64_t g : touched) out.push_back({dram_space(), g, 0, write, write});
+    }
+    return out;
 }
 
 int TimingModel::drain_rows_per_acc_row(DType acc_input, DType out) const {
@@ -270,14 +377,11 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         need(bytes == tile_bytes, std::string(load ? "dma.load" : "dma.store") + " view moves " + std::to_string(bytes) +
                                       " bytes but the tile holds " + std::to_string(rows(0)) + " rows x " +
                                       std::to_string(mem(0).row_bytes) + " bytes = " + std::to_string(tile_bytes));
-        const int bw = dram ? t.dram.bytes_per_cycle : t.host_link.bytes_per_cycle;
-        const int64_t link_latency = dram ? t.dram.latency : t.host_link.latency;
-        const int64_t setup = t.dma.setup_cycles;
-        const int64_t transfer = ceil_div(bytes, bw);
-        const int64_t granule = std::max<int64_t>(1, ceil_div(dram ? t.dram.burst_bytes : t.vector_bytes, bw));
+        const DmaCost cost = dma_cost(bytes);
+        const int64_t setup = cost.setup, transfer = cost.transfer, link_latency = cost.link_latency, granule = cost.granule;
         int engine = dma_.size() == 2 ? dma_[load ? 0 : 1] : dma_[0];
         use.unit = engine;
-        use.latency = setup + transfer + link_latency;
+        use.latency = cost.cycles();
         use.issue_cycles = transfer;
         use.bandwidth_offset = setup;
         use.bandwidth_tail = link_latency;
@@ -334,7 +438,7 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             need(rows(0) <= shape.k, "mxm.lw loads " + std::to_string(rows(0)) + " weight rows, the MXM holds " + std::to_string(shape.k));
             int64_t occ = 0;
             tile_holds(use, 0, false, 0, occ);
-            use.issue_cycles = std::max(ceil_div(rows(0), t.mxm.weight_rows_per_cycle), occ);
+            use.issue_cycles = std::max(weight_install_cycles(rows(0)), occ);
             int64_t d = delta(0, unit);
             use.latency = use.issue_cycles + t.mxm.lw_latency + d;
             use.unit = mxm_load_[size_t(plane)];
@@ -353,7 +457,7 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             need(mem(0).row_bytes >= shape.n * 4, "accumulator rows are too narrow for the MXM");
             int64_t occ = 0, acc_occ = 0;
             tile_holds(use, 1, false, 0, occ);
-            use.issue_cycles = std::max(rows(1) * shape.cycles_per_row, occ);
+            use.issue_cycles = std::max(mxm_rows_cycles(in.dtype, rows(1)), occ);
             int64_t d = delta(1, unit);
             use.latency = t.mxm.systolic ? use.issue_cycles + shape.k + shape.n - 1 + t.mxm.mm_latency
                                          : use.issue_cycles + t.mxm.mm_latency + d;
@@ -441,7 +545,7 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         need_vector_tile(0, "the destination");
         need_vector_tile(1, "the source");
         need(rows(0) == rows(1), "sxm writes " + std::to_string(rows(1)) + " rows, the destination has " + std::to_string(rows(0)));
-        const int lanes = t.vector_bytes / dtype_bytes(in.dtype);
+        const int lanes = t.lanes(in.dtype);
         if (in.op == Opcode::SxmTranspose)
             need(rows(1) % lanes == 0, "sxm.transpose." + std::string(dtype_name(in.dtype)) + " works on blocks of " +
                                            std::to_string(lanes) + " rows; the tile has " + std::to_string(rows(1)));

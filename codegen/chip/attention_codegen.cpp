@@ -10,14 +10,15 @@
 // operands. The scale 1/√D is applied by the drain (scale=), exactly as the reference rounds
 // it (fp32 × fp32, one rounding).
 //
-// A job is one head and one block of 32 queries (the MXM's bf16 width); a drained fp32 row
-// holds 16 queries, so each half-block runs the softmax on every other drained row (row stride
-// 2): m = max, E = exp(S - m), s = Σ E, P = E / s (rounded to bf16, 16 lanes). The two halves
-// are packed into one 32-lane bf16 weight row by an sxm.shift and a vxm.add.
+// A job is one head and one block of queries as wide as the MXM's bf16 width, which must be one
+// bf16 vector (32 with 64-byte vectors); a drained fp32 row is then two vectors of fp32 lanes
+// (16 queries each), so each half-block runs the softmax on every other drained row (row stride
+// 2): m = max, E = exp(S - m), s = Σ E, P = E / s (rounded to bf16, one fp32 lane's worth of
+// lanes). The two halves are packed into one bf16 weight row by an sxm.shift and a vxm.add.
 //
 // Causal: key j is hidden from query i when j > i. Keys past the block's last query are hidden
-// from all 32 queries, so the job stops there (K_end = min(Lk, q0 + 32): fewer MXM rows, fewer
-// VXM rows, fewer weight installs); inside, a select against a constant 0/1 table (visible iff
+// from all the block's queries, so the job stops there (K_end = min(Lk, q0 + nu): fewer MXM
+// rows, fewer VXM rows, fewer weight installs); inside, a select against a constant 0/1 table (visible iff
 // j <= i, one table for every block: a window of it slides with the block) sets hidden scores
 // to the lowest float, as the reference does, so exp gives exactly 0.
 //
@@ -43,8 +44,6 @@ using chipsim::Opcode;
 using chipsim::TileRef;
 using chipsim::VxmOp;
 
-constexpr int64_t kLanes = 16; ///< fp32 lanes of a 64-byte vector.
-
 } // namespace
 
 void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &shape) {
@@ -56,8 +55,14 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
     if (!t.mxm_supports(DType::BF16)) throw Error("chip backend: the MXM of " + t.name + " does not take bf16 (attention)");
     const chipsim::MxmShape &unit = t.mxm_shape(DType::BF16);
     const int64_t ku = unit.k, nu = unit.n;
-    if (nu != 2 * kLanes || t.vector_bytes != 64)
-        throw Error("chip backend: the attention kernel assumes 64-byte vectors and a 32-wide bf16 MXM; " + t.name + " differs");
+    // Queries across lanes: a half-block is one fp32 vector, a block of nu queries one bf16
+    // vector; a K block of a row (ku bf16 elements) is one vector too.
+    const int64_t kLanes = t.lanes(DType::FP32), vl = t.vector_bytes;
+    if (nu != t.lanes(DType::BF16) || ku != t.lanes(DType::BF16))
+        throw Error("chip backend: the attention kernel packs a block of queries into one bf16 vector, so it needs a bf16 MXM of " +
+                    std::to_string(t.lanes(DType::BF16)) + "x" + std::to_string(t.lanes(DType::BF16)) + " (one bf16 vector of " +
+                    std::to_string(vl) + " bytes each way); the MXM of " + t.name + " is " + std::to_string(ku) + "x" +
+                    std::to_string(nu));
     const chipsim::MemoryDesc *acc_mem = nullptr;
     for (auto &m : t.memories)
         if (m.accumulator) acc_mem = &m;
@@ -96,27 +101,27 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
     // same activations, and one tile read by four planes would serialise them on its bank port.
     const int64_t copies = e.streaming() ? planes : 1;
     const int64_t input_rows = H * (copies * (k_tiles * Lk + key_blocks * Dv) + q_blocks * k_tiles * ku) + (op.causal ? mask_rows : 0);
-    const bool preload = e.streaming() && input_rows <= 2 * e.max_tile_rows();
+    const bool preload = e.streaming() && input_rows <= vector_memory(t).total_rows() / 2; // half of MEM
     TileRef mask;
-    if (op.causal) e.load(mask = e.tile_anywhere(mask_rows, 1, "the causal mask"), strided_rows("MASK", 0, mask_rows, 64, 64), "mask");
+    if (op.causal) e.load(mask = e.tile_anywhere(mask_rows, 1, "the causal mask"), strided_rows("MASK", 0, mask_rows, vl, vl), "mask");
     std::vector<std::vector<TileRef>> k_t(static_cast<size_t>(H)), v_t(static_cast<size_t>(H));
     std::vector<std::vector<std::vector<TileRef>>> q_t(static_cast<size_t>(H), std::vector<std::vector<TileRef>>(static_cast<size_t>(q_blocks)));
     auto load_head = [&](int64_t h) { // K and Vᵀ: every job of the head reads them
         for (int64_t c = 0; c < copies; ++c) { // tile (copy c, block kb) at c * blocks + kb
             for (int64_t kb = 0; kb < k_tiles; ++kb) {
                 k_t[size_t(h)].push_back(e.tile_anywhere(Lk, 0, "K"));
-                e.load(k_t[size_t(h)].back(), strided_rows("K", (h * Lk * Dp + kb * ku) * 2, Lk, Dp * 2, 64), "K tile");
+                e.load(k_t[size_t(h)].back(), strided_rows("K", (h * Lk * Dp + kb * ku) * 2, Lk, Dp * 2, vl), "K tile");
             }
             for (int64_t kb = 0; kb < key_blocks; ++kb) {
                 v_t[size_t(h)].push_back(e.tile_anywhere(Dv, 0, "V"));
-                e.load(v_t[size_t(h)].back(), strided_rows("VT", (h * Dv * Lkp + kb * ku) * 2, Dv, Lkp * 2, 64), "V tile");
+                e.load(v_t[size_t(h)].back(), strided_rows("VT", (h * Dv * Lkp + kb * ku) * 2, Dv, Lkp * 2, vl), "V tile");
             }
         }
     };
     auto load_queries = [&](int64_t h, int64_t qb) {
         for (int64_t kb = 0; kb < k_tiles; ++kb) {
             q_t[size_t(h)][size_t(qb)].push_back(e.tile_anywhere(ku, 1, "Q", /*spread=*/true)); // read 4 rows a cycle
-            e.load(q_t[size_t(h)][size_t(qb)].back(), strided_rows("QT", ((h * Dp + kb * ku) * Lqp + qb * nu) * 2, ku, Lqp * 2, 64),
+            e.load(q_t[size_t(h)][size_t(qb)].back(), strided_rows("QT", ((h * Dp + kb * ku) * Lqp + qb * nu) * 2, ku, Lqp * 2, vl),
                    "Q tile");
         }
     };
@@ -200,7 +205,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             const TileRef s_t = e.tile(2 * k_end, 0, int(job % 2), "attention scores");
             block.own(s_t);
             drain(s_t, acc(0, k_end), scale);
-            // The softmax over keys, one half-block (16 queries) at a time.
+            // The softmax over keys, one half-block (a vector of fp32 lanes) at a time.
             TileRef half[2];
             for (int hf = 0; hf < 2; ++hf) {
                 TileRef s = VectorEmitter::rows_of(s_t, hf, k_end, 2);
@@ -221,7 +226,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
                 half[hf] = block.replace(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
                 e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
             }
-            // Pack the halves into 32 bf16 lanes: lanes 16..31 come from the second half.
+            // Pack the halves into one bf16 vector: its upper kLanes lanes come from the second half.
             TileRef shifted = block.replace(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
             e.shift(DType::BF16, shifted, half[1], kLanes, "pack probabilities");
             TileRef p = block.replace(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
@@ -237,8 +242,8 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             chipsim::OffchipView ov;
             ov.tensor = "O";
             ov.offset = (h * Dv * Lqp + q0) * 4;
-            ov.outer = {{Dv, Lqp * 4}, {2, 64}};
-            ov.inner_bytes = 64;
+            ov.outer = {{Dv, Lqp * 4}, {2, vl}};
+            ov.inner_bytes = vl;
             e.store(ov, o_t, "output block");
             block.retire_all();
             if (!preload)
@@ -257,7 +262,8 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
     if (in_wave > 0) e.end_wave();
     cp.program.target = t.name;
     cp.program.instructions = e.schedule();
-    cp.summary += "attention" + std::string(op.causal ? " (causal)" : "") + ": " + std::to_string(job) + " jobs (head x 32 queries) over " +
+    cp.summary += "attention" + std::string(op.causal ? " (causal)" : "") + ": " + std::to_string(job) + " jobs (head x " +
+                  std::to_string(nu) + " queries) over " +
                   std::to_string(planes) + " MXM plane(s): Sᵀ = K·Qᵀ (keys down the accumulator rows), softmax over keys on the VXM "
                   "(reductions over rows), Oᵀ = Vᵀ·Pᵀ with P as the weights" +
                   (op.causal ? "; keys past each block's last query skipped" : "") + (preload ? "; inputs preloaded into MEM" : "") +

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "tessera/chipsim/timing_model.h"
 #include "tessera/error.h"
 
 namespace tessera::internal::chip {
@@ -60,44 +61,26 @@ std::optional<chipsim::TileRef> BankAllocator::in_bank(const std::string &memory
                     " (banks 0.." + std::to_string(m.total_banks() - 1) + ")");
     auto base = take(free_[size_t(mi)][size_t(flat_bank)], rows);
     if (!base) return std::nullopt;
-    chipsim::TileRef t;
-    t.memory = memory;
-    const int slice_flat = flat_bank / m.banks;
-    if (m.hemispheres * m.slices > 1) {
-        t.side = m.hemispheres == 2 ? (slice_flat / m.slices ? 'e' : 'w') : 's';
-        t.slice = slice_flat % m.slices;
-    }
-    t.bank = flat_bank % m.banks;
-    t.base = *base;
-    t.count = rows;
-    return t;
+    return chipsim::bank_tile(m, flat_bank, *base, rows);
 }
 
 std::optional<chipsim::TileRef> BankAllocator::interleaved(const std::string &memory, int hemisphere, int bank, int64_t rows) {
     const int mi = memory_index(memory);
     const chipsim::MemoryDesc &m = target_.memories[size_t(mi)];
-    const int64_t local = (rows + m.slices - 1) / m.slices;
+    const int64_t local = m.rows_per_slice(rows);
     auto &banks = free_[size_t(mi)];
     // The same local rows must be free in every slice: try each free start of the first slice.
-    const int first = (hemisphere * m.slices) * m.banks + bank;
     std::vector<int64_t> starts;
-    for (auto &r : banks[size_t(first)]) starts.push_back(r.begin);
+    for (auto &r : banks[size_t(m.flat_bank(hemisphere, 0, bank))]) starts.push_back(r.begin);
     for (int64_t s : starts) {
         bool ok = true;
         for (int sl = 0; sl < m.slices && ok; ++sl) {
-            const auto &fr = banks[size_t((hemisphere * m.slices + sl) * m.banks + bank)];
+            const auto &fr = banks[size_t(m.flat_bank(hemisphere, sl, bank))];
             ok = std::any_of(fr.begin(), fr.end(), [&](const Range &r) { return r.begin <= s && s + local <= r.end; });
         }
         if (!ok) continue;
-        for (int sl = 0; sl < m.slices; ++sl) take(banks[size_t((hemisphere * m.slices + sl) * m.banks + bank)], local, s);
-        chipsim::TileRef t;
-        t.memory = memory;
-        t.side = m.hemispheres == 2 ? (hemisphere ? 'e' : 'w') : 's';
-        t.slice = -1;
-        t.bank = bank;
-        t.base = s * m.slices;
-        t.count = rows;
-        return t;
+        for (int sl = 0; sl < m.slices; ++sl) take(banks[size_t(m.flat_bank(hemisphere, sl, bank))], local, s);
+        return chipsim::slice_interleaved_tile(m, hemisphere, bank, s, rows);
     }
     return std::nullopt;
 }
@@ -116,39 +99,18 @@ std::optional<chipsim::TileRef> BankAllocator::flat(const std::string &memory, i
 void BankAllocator::release(const chipsim::TileRef &t) {
     const int mi = memory_index(t.memory);
     const chipsim::MemoryDesc &m = target_.memories[size_t(mi)];
-    auto &banks = free_[size_t(mi)];
-    if (m.interleaved) {
-        give(banks[0], t.base, t.base + t.count);
-        return;
-    }
-    const int h = t.side == 'e' ? 1 : 0;
-    if (t.slice < 0 && m.hemispheres * m.slices > 1) {
-        const int64_t local = (t.count + m.slices - 1) / m.slices, s = t.base / m.slices;
-        for (int sl = 0; sl < m.slices; ++sl) give(banks[size_t((h * m.slices + sl) * m.banks + t.bank)], s, s + local);
-        return;
-    }
-    const int slice = t.slice < 0 ? 0 : t.slice;
-    give(banks[size_t((h * m.slices + slice) * m.banks + t.bank)], t.base, t.base + t.count);
+    // An interleaved memory's span (bank -1) is its one flat row space, free_[memory][0].
+    for (const chipsim::BankSpan &span : chipsim::bank_spans(m, t))
+        give(free_[size_t(mi)][size_t(std::max(span.bank, 0))], span.begin, span.end);
 }
 
 void BankAllocator::claim(const chipsim::TileRef &t) {
     const int mi = memory_index(t.memory);
     const chipsim::MemoryDesc &m = target_.memories[size_t(mi)];
-    auto &banks = free_[size_t(mi)];
-    auto take_at = [&](std::vector<Range> &free, int64_t begin, int64_t rows) {
-        if (!take(free, rows, begin))
-            throw Error("chip backend: internal: rows " + std::to_string(begin) + ".." + std::to_string(begin + rows - 1) + " of " +
-                        t.memory + " are taken twice");
-    };
-    if (m.interleaved) return take_at(banks[0], t.base, t.count);
-    const int h = t.side == 'e' ? 1 : 0;
-    if (t.slice < 0 && m.hemispheres * m.slices > 1) {
-        const int64_t local = (t.count + m.slices - 1) / m.slices, s = t.base / m.slices;
-        for (int sl = 0; sl < m.slices; ++sl) take_at(banks[size_t((h * m.slices + sl) * m.banks + t.bank)], s, local);
-        return;
-    }
-    const int slice = t.slice < 0 ? 0 : t.slice;
-    take_at(banks[size_t((h * m.slices + slice) * m.banks + t.bank)], t.base, t.count);
+    for (const chipsim::BankSpan &span : chipsim::bank_spans(m, t))
+        if (!take(free_[size_t(mi)][size_t(std::max(span.bank, 0))], span.end - span.begin, span.begin))
+            throw Error("chip backend: internal: rows " + std::to_string(span.begin) + ".." + std::to_string(span.end - 1) +
+                        " of " + t.memory + " are taken twice");
 }
 
 int64_t BankAllocator::free_rows(const std::string &memory, int flat_bank) const {

@@ -203,7 +203,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     base.acc_dtype = g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32;
     if (!t.mxm_supports(base.in_dtype)) throw Error(std::string("chip backend: the MXM of ") + t.name + " does not take " + chipsim::dtype_name(base.in_dtype));
     const auto &unit = t.mxm_shape(base.in_dtype);
-    const int64_t lanes = t.vector_bytes / chipsim::dtype_bytes(base.in_dtype);
+    const int64_t lanes = t.lanes(base.in_dtype);
     auto round_up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
     std::vector<ConvImageSource> sources;
     bool on_chip = true;

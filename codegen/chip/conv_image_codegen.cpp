@@ -69,7 +69,7 @@ public:
 
 private:
     int es(const ConvImageSource &s) const { return chipsim::dtype_bytes(s.dtype); }
-    int64_t lanes(const ConvImageSource &s) const { return vl_ / es(s); }
+    int64_t lanes(const ConvImageSource &s) const { return e_.target().lanes(s.dtype); }
 
     /// A tile the kernel keeps reading (tsp-mini): remembered so that it stays placed.
     TileRef keep(int64_t rows, int side, const std::string &what) {
@@ -365,7 +365,7 @@ bool conv_image_on_chip(const ConvImageSource &s, const chipsim::Target &t) {
     const int64_t es = chipsim::dtype_bytes(s.dtype), vl = t.vector_bytes;
     const bool streaming = t.issue == chipsim::IssueKind::Static;
     const int64_t tile_rows = max_vector_tile_rows(t);
-    const int64_t L = vl / es, hw = s.h * s.w;
+    const int64_t L = t.lanes(s.dtype), hw = s.h * s.w;
     if (!s.nchw) {
         if ((s.c_first * es) % vl != 0 || (s.c_count * es) % vl != 0) return false;
         return !streaming || hw * s.c * es / vl <= tile_rows;

@@ -3,13 +3,13 @@
 // Why the VXM and not the MXM: each output channel reads only its own input channel, so as a
 // matmul every filter tap is a diagonal C x C weight matrix — 1/64 of an int8 tsp-mini plane
 // (1/32 of npu-edge's array) would do useful work, and every tap would cost a weight install.
-// On the VXM a tap is one multiply and one add over a vector of 16 channels per output pixel,
-// every lane useful.
+// On the VXM a tap is one multiply and one add over a vector of channels per output pixel (16
+// int32/fp32 lanes of a 64-byte vector), every lane useful.
 //
 // Layout: the host zero-pads the image into X[N, Hp, Wp, Cp] (NHWC, Cp = channels padded to
-// 16), the filter into W[KH, KW, Cp] and the bias into B[Cp], in the accumulator type (int32
+// the lanes), the filter into W[KH, KW, Cp] and the bias into B[Cp], in the accumulator type (int32
 // for int8 — products and sums are then exact and wrap like the reference — fp32 otherwise).
-// Per 16-channel block, a band of image rows is loaded once (one vector row per pixel); a
+// Per block of channels (one vector), a band of image rows is loaded once (one vector row per pixel); a
 // tap's window for one output row is then an on-chip tile with row stride = the conv's
 // stride, so no window is ever copied. Each tap's weights are one vector replicated over the
 // output row by the DMA. Output row y:
@@ -30,8 +30,6 @@ using chipsim::DType;
 using chipsim::TileRef;
 using chipsim::VxmOp;
 
-constexpr int64_t kLanes = 16;
-
 } // namespace
 
 void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::vector<int64_t> &shape) {
@@ -45,6 +43,7 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
     if (!(it == Int(8) || it.is_float()))
         throw Error("chip backend: depthwise conv2d of " + it.to_string() + " has no chip kernel (int8 or float inputs)");
     const DType dt = it == Int(8) ? DType::Int32 : DType::FP32;
+    const int64_t kLanes = t.lanes(dt), vl = t.vector_bytes; // a block of channels is one vector
     const int64_t Cp = (C + kLanes - 1) / kLanes * kLanes, CB = Cp / kLanes;
     const int64_t Hp = std::max((OH - 1) * sh + (KH - 1) * dh + 1, op.pad_top + H);
     const int64_t Wp = std::max((OW - 1) * sw + (KW - 1) * dw + 1, op.pad_left + W);
@@ -66,7 +65,7 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
         v.tensor = tensor;
         v.offset = element * 4;
         v.outer = {{OW, 0}};
-        v.inner_bytes = 64;
+        v.inner_bytes = vl;
         return v;
     };
     int64_t ops_per_row = 0;
@@ -82,7 +81,7 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
             for (int64_t oy0 = 0; oy0 < OH; oy0 += RB) {
                 const int64_t rows = std::min(RB, OH - oy0), rows_in = (rows - 1) * sh + (KH - 1) * dh + 1;
                 TileRef img = e.tile(rows_in * Wp, 0, int((oy0 / RB) % 2), "an image band");
-                e.load(img, strided_rows("X", (((n * Hp + oy0 * sh) * Wp) * Cp + cb * kLanes) * 4, rows_in * Wp, Cp * 4, 64),
+                e.load(img, strided_rows("X", (((n * Hp + oy0 * sh) * Wp) * Cp + cb * kLanes) * 4, rows_in * Wp, Cp * 4, vl),
                        "image band");
                 // Output rows in waves of 4, interleaved step by step (vector_emitter.h).
                 constexpr int64_t kWave = 4;
@@ -113,7 +112,7 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
                             e.vxm(VxmOp::Add, dt, dt, sum, {*acc, prod}, std::nullopt, {}, "tap sum");
                             acc = sum;
                         }
-                    e.store(strided_rows("Y", (((n * OH + oy) * OW) * Cp + cb * kLanes) * 4, OW, Cp * 4, 64), *acc, "output row");
+                    e.store(strided_rows("Y", (((n * OH + oy) * OW) * Cp + cb * kLanes) * 4, OW, Cp * 4, vl), *acc, "output row");
                     for (auto &tr : temps) e.retire(tr);
                     ops_per_row = int64_t(temps.size());
                     if ((oy - oy0) % kWave == kWave - 1 || oy == oy0 + rows - 1) e.end_wave();
@@ -126,7 +125,8 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
     cp.program.target = t.name;
     cp.program.instructions = e.schedule();
     cp.summary += "depthwise conv2d " + std::to_string(KH) + "x" + std::to_string(KW) + " on the VXM: " + std::to_string(N * CB) +
-                  " blocks of 16 channels, bands of " + std::to_string(RB) + " output rows, " + std::to_string(ops_per_row) +
+                  " blocks of " + std::to_string(kLanes) + " channels, bands of " + std::to_string(RB) + " output rows, " +
+                  std::to_string(ops_per_row) +
                   " vxm ops of " + std::to_string(OW) + " pixels per output row (windows read in place with row stride " +
                   std::to_string(sw) + ")\n";
 }

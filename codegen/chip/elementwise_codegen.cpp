@@ -28,7 +28,8 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
     const VectorProgram prog =
         compile_epilogue(g, g.acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32, /*bf16_values=*/true);
     // Every value is 32-bit on the VXM, or every value is bf16 (compile_epilogue checks).
-    const int64_t es = prog.out_dtype == chipsim::DType::BF16 ? 2 : 4, L = t.vector_bytes / es;
+    const chipsim::DType lane_dtype = prog.out_dtype == chipsim::DType::BF16 ? chipsim::DType::BF16 : chipsim::DType::FP32;
+    const int64_t es = chipsim::dtype_bytes(lane_dtype), L = t.lanes(lane_dtype);
     const int64_t cols = shape.back(), chunks = (cols + L - 1) / L;
     std::vector<int64_t> chip_shape = shape;
     chip_shape.back() = chunks * L;

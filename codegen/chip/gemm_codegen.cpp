@@ -160,7 +160,7 @@ struct Emitter {
     int es = 1;                  ///< Input element bytes.
     int64_t ku = 0, nu = 0;      ///< MXM shape.
     int rpa = 1;                 ///< Drained rows per accumulator row.
-    int64_t vl = 64;
+    int64_t vl = 0;              ///< Vector bytes.
 
     Emitter(const GemmKernel &k, const chipsim::TimingModel &m) : kk(k), model(m), t(m.target()), alloc(m.target()) {
         es = chipsim::dtype_bytes(kk.in_dtype);
@@ -637,18 +637,19 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     // Streamed kernels keep the last west slice for the B panels that do not fit the east (see
     // place_b): A's tiles go to the other west slices first.
     bool b_slice = false;
-    const int b_slice_first = (mem.slices - 1) * mem.banks; // flat bank of w<last>.b0
+    const int b_slice_first = mem.flat_bank(0, mem.slices - 1, 0); // w<last>.b0
     auto place_a = [&](int64_t kb, int64_t rows) -> std::optional<TileRef> {
         const int banks = mem.slices * mem.banks;
         // Consecutive K blocks on different slices: the planes read consecutive blocks at once.
+        // Banks are counted within a hemisphere (flat banks of hemisphere 0).
         const int64_t sl = b_slice ? mem.slices - 1 : mem.slices;
-        const int pref = int((kb % sl) * mem.banks + (kb / sl) % mem.banks);
+        const int pref = mem.flat_bank(0, int(kb % sl), int((kb / sl) % mem.banks));
         for (int pass = 0; pass < (b_slice ? 2 : 1); ++pass) // the B slice's banks last
             for (int h : {0, 1})
                 for (int i = 0; i < banks; ++i) {
                     int local = (pref + i) % banks;
                     if (b_slice && h == 0 && (local >= b_slice_first) != (pass == 1)) continue;
-                    if (auto tr = e.alloc.in_bank("MEM", h * banks + local, rows)) return tr;
+                    if (auto tr = e.alloc.in_bank("MEM", mem.flat_bank(h, local / mem.banks, local % mem.banks), rows)) return tr;
                 }
         return std::nullopt;
     };
@@ -720,10 +721,10 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         e.ku * e.es == e.vl && e.nu * e.es == e.vl) {
         const StreamedGemmShape s{.groups = kk.groups, .m = kk.m, .n = kk.n, .k = kk.k,
                                   .b_batched = kk.b_batched, .rows = R, .rows_fixed = kk.tile_m > 0, .ku = e.ku, .nu = e.nu, .in_bytes = e.es,
-                                  .drain_rows = e.rpa, .cycles_per_row = t.mxm_shape(kk.in_dtype).cycles_per_row,
+                                  .in_dtype = kk.in_dtype, .drain_rows = e.rpa,
                                   .epilogue_operands = int64_t(kk.epilogue.operands.size()),
                                   .epilogue_steps = int64_t(kk.epilogue.steps.size())};
-        if (auto plan = plan_streamed_gemm(s, t)) return emit_tsp_streamed(e, s, *plan, summary);
+        if (auto plan = plan_streamed_gemm(s, model)) return emit_tsp_streamed(e, s, *plan, summary);
     }
     // The tile cache: streamed convs and explicit placements. The figures quoted below were measured
     // on plain matmuls, before they moved to the plan.
@@ -1110,8 +1111,8 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     // tile at a time at DRAM speed, so block c's store ends about (c + 1) stores after the
     // drains. Its slot stays taken until about then (counted in matmul steps of the next tile);
     // reused at once, the next drain or load into it waited for the store (~7k cycles a tile).
-    const int64_t store_cycles = TM * e.rpa * spad->row_bytes / t.dram.bytes_per_cycle + t.dma.setup_cycles + t.dram.latency;
-    const int64_t step_cycles = nbt * (TM * t.mxm_shape(kk.in_dtype).cycles_per_row + e.ku / t.mxm.weight_rows_per_cycle);
+    const int64_t store_cycles = model.dma_cycles(TM * e.rpa * spad->row_bytes);
+    const int64_t step_cycles = nbt * (model.mxm_rows_cycles(kk.in_dtype, TM) + model.weight_install_cycles(e.ku));
     // A drain step has sub-steps: the drain, one per epilogue instruction, the store. Each
     // epilogue value is a tile whose slot is taken from its first write to its last read, so
     // temporaries reuse the slots of the ones already read.

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <set>
 #include <unordered_map>
 
 #include "tessera/chipsim/assembler.h"
@@ -17,76 +16,18 @@ namespace {
 using chipsim::Instruction;
 using chipsim::Opcode;
 
-/// One row an instruction touches: a memory row or an MXM weight buffer, and when.
-struct RowTouch {
-    int64_t key = 0;
-    int64_t offset = 0; ///< From the start (ignored when at_end).
-    bool at_end = false;
-    bool write = false;
-};
+/// A row of chipsim's address spaces (memories, weight buffers, DRAM granules) as one key.
+int64_t row_key(const chipsim::RowAccess &a) { return (int64_t(a.space) << 40) | a.row; }
 
-int64_t row_key(int memory, int64_t row) { return (int64_t(memory) << 40) | row; }
-
-/// The rows an instruction reads and writes, with their times, from the timing model's access
-/// description; weight buffers count as rows of a pseudo-memory after the real ones (the same
-/// convention as chipsim's hazard checker, which confirms every schedule made here).
-std::vector<RowTouch> touches(const Instruction &in, const chipsim::ResourceUse &use, const chipsim::Target &t) {
-    std::vector<RowTouch> out;
-    for (auto &a : use.accesses) {
-        const auto &rt = use.tiles[size_t(a.tile)];
-        const int64_t n = int64_t(rt.rows.size());
-        for (int64_t i = 0; i < n; ++i)
-            out.push_back({row_key(rt.memory, rt.rows[size_t(i)]), a.offset + (n > 0 ? (i * a.span) / n : 0), a.at_end, a.write});
-    }
-    const int wspace = int(t.memories.size());
-    if (in.op == Opcode::MxmLw)
-        out.push_back({row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer), 0, true, true});
-    if (in.op == Opcode::MxmMm) { // the weights are read from the first to the last activation row
-        const int64_t w = row_key(wspace, int64_t(in.mxm) * t.mxm.weight_buffers + in.buffer);
-        out.push_back({w, 0, false, false});
-        out.push_back({w, std::max<int64_t>(0, use.issue_cycles - 1), false, false});
-    }
-    // DRAM that the program writes and reads back (a pre-pass's scratch region): its 64-byte
-    // granules count as rows of a second pseudo-memory, so that a load waits for the stores of
-    // the bytes it reads and a store for the loads still to read the bytes it overwrites.
-    if ((in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) && in.view.tensor == "DRAM") {
-        const bool write = in.op == Opcode::DmaStore;
-        const int64_t granule = 64;
-        std::set<int64_t> touched;
-        const auto &dims = in.view.outer;
-        std::vector<int64_t> idx(dims.size(), 0);
-        while (true) {
-            int64_t at = in.view.offset;
-            for (size_t d = 0; d < dims.size(); ++d) at += idx[d] * dims[d].stride;
-            for (int64_t g = at / granule; g * granule < at + in.view.inner_bytes; ++g) touched.insert(g);
-            size_t d = dims.size();
-            while (d > 0 && ++idx[d - 1] == dims[d - 1].count) idx[--d] = 0;
-            if (d == 0) break;
-        }
-        for (int64_t g : touched) out.push_back({row_key(wspace + 1, g), 0, write, write});
-    }
-    return out;
+/// The rows an instruction reads and writes, and when: the timing model's, DRAM granules
+/// included (a pre-pass's scratch region is written and read back through DRAM).
+std::vector<chipsim::RowAccess> touches(const Instruction &in, const chipsim::ResourceUse &use,
+                                        const chipsim::TimingModel &model) {
+    return model.row_accesses(in, use, /*dram_granules=*/true);
 }
 
 bool is_host_dma(const Instruction &in, const chipsim::Target &t) {
     return t.dram.bytes == 0 && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore);
-}
-
-chipsim::Queue queue_of(const Instruction &in) {
-    switch (in.op) {
-    case Opcode::DmaLoad:
-    case Opcode::MemCopy: return chipsim::Queue::Load;
-    case Opcode::DmaStore: return chipsim::Queue::Store;
-    case Opcode::MxmLw:
-    case Opcode::MxmMm:
-    case Opcode::MxmDrain: return chipsim::Queue::Exec;
-    case Opcode::Vxm:
-    case Opcode::VxmReduce:
-    case Opcode::SxmTranspose:
-    case Opcode::SxmPermute:
-    case Opcode::SxmShift: return chipsim::Queue::Vector;
-    default: return in.queue;
-    }
 }
 
 } // namespace
@@ -147,14 +88,14 @@ std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chi
             throw Error("chip backend: `" + chipsim::disassemble(in) + "` (" + ops[idx].what +
                         ") reads and writes the same single-ported bank in the same cycles; on " + t.name +
                         " a bank conflict is a compile error: place its operands in different banks");
-        std::vector<RowTouch> acc = touches(in, use, t);
+        std::vector<chipsim::RowAccess> acc = touches(in, use, model);
         // Host DMA holds only single-lane resources (its engine, the link, bank ports), whose
         // conflicts do not depend on the order chipsim checks them in: it may fill earlier gaps.
         const bool ordered = in_order && (host_dma_in_order || !is_host_dma(in, t));
         int64_t start = ordered ? previous_start : 0;
         if (ops[idx].after_preload) start = std::max(start, preload_end);
         for (auto &a : acc) {
-            auto it = rows.find(a.key);
+            auto it = rows.find(row_key(a));
             if (it == rows.end()) continue;
             const int64_t off = a.at_end ? use.latency : a.offset;
             if (it->second.ready != INT64_MIN) start = std::max(start, it->second.ready - off);
@@ -173,7 +114,7 @@ std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chi
         }
         chipsim::Placement pl = model.reserve(use, table, start, int32_t(idx));
         for (auto &a : acc) {
-            RowState &st = rows[a.key];
+            RowState &st = rows[row_key(a)];
             const int64_t when = a.at_end ? pl.end : start + a.offset;
             if (a.write) {
                 st.ready = a.at_end ? when : when + 1;
@@ -223,7 +164,7 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
     for (size_t x = 0; x < n; ++x) {
         const Instruction &in = ops[x].in;
         const chipsim::ResourceUse use = model.resources(in);
-        queue[x] = queue_of(in);
+        queue[x] = chipsim::queue_of(in);
         pos_in_queue[x] = int64_t(queue_ops[queue[x]].size());
         queue_ops[queue[x]].push_back(int32_t(x));
         // The latest producer per other queue this op must wait for.
@@ -234,9 +175,9 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
             if (it == need.end()) need[queue[size_t(y)]] = y;
             else it->second = std::max(it->second, y);
         };
-        std::vector<RowTouch> acc = touches(in, use, t);
+        std::vector<chipsim::RowAccess> acc = touches(in, use, model);
         for (auto &a : acc) {
-            auto it = rows.find(a.key);
+            auto it = rows.find(row_key(a));
             if (it == rows.end()) continue;
             depend(it->second.writer);
             if (a.write)
@@ -273,7 +214,7 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
             }
         }
         for (auto &a : acc) {
-            RowState &st = rows[a.key];
+            RowState &st = rows[row_key(a)];
             if (a.write) {
                 st.writer = int32_t(x);
                 st.readers.clear();

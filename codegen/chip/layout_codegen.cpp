@@ -57,7 +57,7 @@ void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int
     const std::vector<int64_t> xs = constant_shape(op.x);
     const int rank = int(xs.size());
     const DType dt = chip_storage_dtype(op.x.type(), "Input " + op.x.name());
-    const int64_t es = chipsim::dtype_bytes(dt), L = t.vector_bytes / es;
+    const int64_t es = chipsim::dtype_bytes(dt), L = t.lanes(dt);
     const int v = rank - 1, u = op.perm.back();
     if (u == v)
         throw Error("chip backend: " + cp.outputs.at(0) + " keeps the innermost dimension of " + op.x.name() +

@@ -1,8 +1,9 @@
 // softmax and layernorm over the last axis on the VXM (vector_kernels.h).
 //
 // Layout: the host lays x[..., C] out transposed, as X[C, ..., L] (L the second-to-last extent
-// padded to a multiple of 16), so one vector row holds one column of 16 rows of x, a lane per
-// row. A block of 16 rows is then C vector rows, and a reduction along the axis is
+// padded to a multiple of the fp32 lanes of a vector, 16 for 64-byte vectors), so one vector row
+// holds one column of that many rows of x, a lane per row. A block of rows is then C vector
+// rows, and a reduction along the axis is
 // vxm.reduce.rows over them — in time, as the VXM streams — with no lane shuffling at all; the
 // per-row result (max, sum, mean, 1/σ) is one vector row, read back as a broadcast operand
 // (row stride 0). Everything on chip is fp32 (bf16 inputs widen exactly on the host; a bf16
@@ -12,7 +13,7 @@
 // layernorm per block: μ = Σ_r X / C;  D = X - μ;  v = Σ_r D·D / C;  Y = D · rsqrt(v + ε) [· γ] [+ β]
 //
 // tsp-mini: inputs are preloaded into MEM when they fit (the kernel's cycles then exclude the
-// host link, as for matmul), blocks run side by side on the 16 VXM ALUs as the list scheduler
+// host link, as for matmul), blocks run side by side on the VXM's ALUs as the list scheduler
 // finds room. npu-edge: blocks stream through SPAD from DRAM, loads running ahead of the VXM.
 #include <algorithm>
 
@@ -31,8 +32,6 @@ using chipsim::DType;
 using chipsim::TileRef;
 using chipsim::VxmOp;
 
-constexpr int64_t kLanes = 16; ///< fp32 lanes of a 64-byte vector.
-
 /// The output's dtype on chip: everything computes in fp32; bf16 results are rounded once.
 bool rounds_to_bf16(Type t) { return t == BFloat(16); }
 
@@ -44,13 +43,12 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
     const Input &x = softmax ? op.softmax->x : op.layernorm->x;
     const std::vector<int64_t> xs = constant_shape(x);
     const int rank = int(xs.size());
-    if (t.vector_bytes != kLanes * 4)
-        throw Error("chip backend: the vector kernels assume 64-byte vectors; " + t.name + " has " + std::to_string(t.vector_bytes));
+    const int64_t kLanes = t.lanes(DType::FP32), vl = t.vector_bytes; // one row of x per fp32 lane
     if (rank < 2)
         throw Error("chip backend: " + x.name() + " has rank 1; the chip's softmax/layernorm kernels take [rows, cols] (add a "
                     "leading dimension of 1)");
     const int64_t C = xs.back();
-    // Chip layout [C, d0, ..., d(rank-2) padded to 16].
+    // Chip layout [C, d0, ..., d(rank-2) padded to the lanes].
     std::vector<int64_t> chip{C};
     for (int d = 0; d + 1 < rank; ++d) chip.push_back(d + 2 == rank ? (xs[size_t(d)] + kLanes - 1) / kLanes * kLanes : xs[size_t(d)]);
     int64_t P = 1; // vector-row width in elements
@@ -76,13 +74,13 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         v.inner_bytes = 4;
         return v;
     };
-    auto block_view = [&](const std::string &tensor, int64_t b) { return strided_rows(tensor, b * kLanes * 4, C, P * 4, 64); };
+    auto block_view = [&](const std::string &tensor, int64_t b) { return strided_rows(tensor, b * kLanes * 4, C, P * 4, vl); };
     TileRef gamma, beta;
     if (has_gamma) e.load(gamma = e.tile(C, 0, 1, "gamma"), param_view("G"), "gamma");
     if (has_beta) e.load(beta = e.tile(C, 0, 1, "beta"), param_view("B"), "beta");
     // tsp-mini: preload every block when the inputs take at most half of MEM, leaving the rest
     // to the working tiles (the kernel then never waits for the host link).
-    const int64_t capacity = e.streaming() ? 4 * e.max_tile_rows() : 0;
+    const int64_t capacity = e.streaming() ? vector_memory(t).total_rows() : 0;
     const bool preload = e.streaming() && 2 * blocks * C <= capacity;
     std::vector<TileRef> xt(static_cast<size_t>(blocks));
     auto load_block = [&](int64_t b) {
@@ -169,7 +167,8 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
     cp.program.target = t.name;
     cp.program.instructions = e.schedule();
     cp.summary += std::string(softmax ? "softmax" : "layernorm") + " over the last axis on the VXM: " + std::to_string(blocks) +
-                  " blocks of 16 rows x " + std::to_string(C) + " (rows across lanes, the reduction over vector rows in time)" +
+                  " blocks of " + std::to_string(kLanes) + " rows x " + std::to_string(C) +
+                  " (rows across lanes, the reduction over vector rows in time)" +
                   (preload ? "; input preloaded into MEM" : "") + (bf16_out ? "; result rounded to bf16" : "") + "\n";
 }
 

@@ -119,12 +119,13 @@ std::vector<StreamedWave> streamed_waves(const StreamedGemmShape &s, int64_t ban
 }
 
 std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shape,
-                                                   const chipsim::Target &t) {
+                                                   const chipsim::TimingModel &model) {
+    const chipsim::Target &t = model.target();
     const chipsim::MemoryDesc *mem = t.memory("MEM");
     if (!mem || mem->hemispheres != 2 || mem->interleaved) return std::nullopt;
     const int64_t planes = t.mxm.count, kb = shape.k / shape.ku, nb = shape.n / shape.nu;
-    const int64_t bw = t.host_link.bytes_per_cycle, latency = t.host_link.latency;
-    auto link = [&](int64_t bytes) { return ceil_div(bytes, bw) + latency; };
+    // A DMA over the link: the timing model's cost, set-up, transfer and latency.
+    auto link = [&](int64_t bytes) { return model.dma_cycles(bytes); };
     std::optional<StreamedGemmPlan> best;
     int64_t best_cycles = 0;
     for (int64_t rows = shape.rows; rows >= 1; rows = shape.rows_fixed ? 0 : rows / 2) {
@@ -154,7 +155,7 @@ std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shap
                 const StreamedWave &wv = waves[w];
                 const int64_t cols = std::min(p.wave_cols, nb - wv.cols * p.wave_cols);
                 const int64_t first = wv.band * bm, chunks = std::min(bm, mc - first);
-                p.mxm_cycles += kb * rows_of(first) * s.cycles_per_row;
+                p.mxm_cycles += kb * model.mxm_rows_cycles(s.in_dtype, rows_of(first));
                 if (wv.b_load && b_used[size_t(wv.b_buffer)])
                     p.link_cycles += link(cols * s.k * s.nu * s.in_bytes);
                 if (wv.b_load) b_used[size_t(wv.b_buffer)] = true;

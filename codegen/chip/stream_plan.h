@@ -30,6 +30,7 @@
 
 #include "tessera/chipsim/isa.h"
 #include "tessera/chipsim/target.h"
+#include "tessera/chipsim/timing_model.h"
 
 namespace tessera::internal::chip {
 
@@ -41,8 +42,8 @@ struct StreamedGemmShape {
     bool rows_fixed = false; ///< The schedule set them: the plan may not take fewer.
     int64_t ku = 0, nu = 0;  ///< MXM shape (K and N of a weight tile).
     int64_t in_bytes = 1;    ///< Input element bytes.
+    chipsim::DType in_dtype = chipsim::DType::Int8; ///< Input dtype: the MXM's rate.
     int64_t drain_rows = 1;  ///< MEM rows per drained accumulator row.
-    int64_t cycles_per_row = 1;
     int64_t epilogue_operands = 0; ///< Tiles a fused VXM epilogue reads besides the result.
     int64_t epilogue_steps = 0;    ///< Its instructions (each writes one tile).
 };
@@ -82,6 +83,6 @@ std::vector<StreamedWave> streamed_waves(const StreamedGemmShape &shape, int64_t
 /// The cheapest feasible plan, or nullopt when no band of A fits the west hemisphere beside
 /// nothing else (then the caller keeps its general scheme).
 std::optional<StreamedGemmPlan> plan_streamed_gemm(const StreamedGemmShape &shape,
-                                                   const chipsim::Target &target);
+                                                   const chipsim::TimingModel &model);
 
 } // namespace tessera::internal::chip

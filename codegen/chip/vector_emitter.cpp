@@ -28,6 +28,7 @@ VectorEmitter::VectorEmitter(const chipsim::TimingModel &model)
     const chipsim::MemoryDesc &m = vector_memory(model.target());
     memory_ = m.name;
     slices_ = m.slices;
+    banks_ = m.banks;
 }
 
 int64_t VectorEmitter::max_tile_rows() const { return max_vector_tile_rows(target()); }
@@ -44,14 +45,14 @@ std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank
         for (int k = 0; k < slices_; ++k) {
             const int slice = (cursor_[side] + k) % slices_;
             TileRef probe;
-            probe.side = side ? 'e' : 'w';
+            probe.side = m.side_letter(side);
             probe.slice = slice;
             probe.bank = bank;
             bool clash = false;
             for (auto &x : avoid) clash |= share_slice(probe, x) && x.bank == bank;
             for (auto &x : apart) clash |= share_slice(probe, x);
             if (clash) continue;
-            if (auto t = alloc_.in_bank(memory_, (side * slices_ + slice) * m.banks + bank, rows)) {
+            if (auto t = alloc_.in_bank(memory_, m.flat_bank(side, slice, bank), rows)) {
                 cursor_[side] = (slice + 1) % slices_;
                 return t;
             }
@@ -80,8 +81,8 @@ TileRef VectorEmitter::tile(int64_t rows, int side, int bank, const std::string 
 TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread, int first_bank) {
     if (streaming_)
         for (int s : {prefer_side, 1 - prefer_side})
-            for (int b = 0; b < 2; ++b) {
-                const int bank = (first_bank + b) % 2;
+            for (int b = 0; b < banks_; ++b) {
+                const int bank = (first_bank + b) % banks_;
                 if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank)) return *t;
             }
     return tile(rows, prefer_side, 0, what);
@@ -93,7 +94,7 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
     if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
     while (true) {
         for (int s : {prefer_side, 1 - prefer_side})
-            for (int bank = 0; bank < 2; ++bank)
+            for (int bank = 0; bank < banks_; ++bank)
                 if (auto t = try_place(rows, s, bank, srcs, apart)) return *t;
         if (retired_.empty())
             throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +

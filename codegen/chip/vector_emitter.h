@@ -119,7 +119,7 @@ private:
     std::string memory_;
     std::deque<chipsim::TileRef> retired_;
     int cursor_[2] = {0, 0}; ///< Next slice to try per hemisphere.
-    int slices_ = 1;
+    int slices_ = 1, banks_ = 1; ///< Slices per hemisphere and banks per slice of memory_.
     std::vector<ChipOp> ops_;
     bool after_preload_ = false;
     bool in_wave_ = false;

@@ -18,7 +18,6 @@
 #include "tessera/ir_printer.h"
 #include "tessera/ir_visitor.h"
 #include "tessera/reference.h"
-#include "tessera/tessera.h" // the umbrella header must compile on its own terms too
 
 using namespace tessera;
 

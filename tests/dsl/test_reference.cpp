@@ -8,7 +8,14 @@
 #include <cstdio>
 #include <string>
 
-#include "tessera/tessera.h"
+// The DSL's own headers: this suite links tessera_dsl alone (the umbrella header is above it).
+#include "tessera/boundary.h"
+#include "tessera/buffer.h"
+#include "tessera/func.h"
+#include "tessera/ir_operator.h"
+#include "tessera/ops.h"
+#include "tessera/realize.h"
+#include "tessera/reference.h"
 
 using namespace tessera;
 

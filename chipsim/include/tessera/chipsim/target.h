@@ -37,6 +37,18 @@ struct MemoryDesc {
     int64_t total_rows() const { return int64_t(total_banks()) * rows_per_bank; }
     /// Capacity in bytes.
     int64_t capacity_bytes() const { return total_rows() * row_bytes; }
+
+    // The address map, one formula for the simulator (TimingModel::resolve), the bank ports and
+    // every allocator of the code generator. Hemisphere 0 is the west one.
+    /// Flat slice index: hemisphere * slices + slice.
+    int flat_slice(int hemisphere, int slice) const { return hemisphere * slices + slice; }
+    /// Flat bank index: flat_slice * banks + bank (ResolvedTile::banks, bank port resources).
+    int flat_bank(int hemisphere, int slice, int bank) const { return flat_slice(hemisphere, slice) * banks + bank; }
+    /// The letter naming a hemisphere in an operand: 'w'/'e' on two hemispheres, else 's'.
+    char side_letter(int hemisphere) const { return hemispheres == 2 ? (hemisphere ? 'e' : 'w') : 's'; }
+    /// Local rows each slice holds of `rows` rows interleaved over a hemisphere's slices (row i
+    /// in slice i mod slices): the most any slice gets.
+    int64_t rows_per_slice(int64_t rows) const { return (rows + slices - 1) / slices; }
 };
 
 /// The shape one MXM array takes for a class of input dtypes.
@@ -120,6 +132,8 @@ struct Target {
 
     /// The memory named `name`, or nullptr.
     const MemoryDesc *memory(const std::string &name) const;
+    /// Elements of `dtype` in one vector (one MEM/SPAD row): the lanes a vector kernel has.
+    int lanes(DType dtype) const { return vector_bytes / dtype_bytes(dtype); }
     /// The MXM shape for an input dtype; throws TargetError when the MXM lacks that dtype.
     const MxmShape &mxm_shape(DType input) const;
     /// True when the MXM accepts `input`.

@@ -82,6 +82,47 @@ struct ResourceUse {
     std::map<std::string, int64_t> bytes; ///< Bytes moved per memory level ("MEM", "DRAM", "HOST", ...).
 };
 
+/// One row an instruction reads or writes, and when: a memory row, an MXM weight buffer or a
+/// granule of DRAM, each a row of its own address space (see TimingModel::row_accesses).
+struct RowAccess {
+    int space = 0;        ///< Index in Target::memories, or weight_space() / dram_space().
+    int64_t row = 0;      ///< Flat row of the memory; plane * weight_buffers + buffer; granule.
+    int64_t offset = 0;   ///< Cycles after the start (unused when at_end).
+    bool at_end = false;  ///< At the instruction's actual end (DMA loads, weight installs).
+    bool write = false;
+};
+
+/// What one DMA costs when it has its engine and the link (DRAM, or the host link on chips
+/// without DRAM) to itself: start to end = setup + transfer + link_latency.
+struct DmaCost {
+    int64_t setup = 0;        ///< Fixed cost per transfer before the first byte moves.
+    int64_t transfer = 0;     ///< Cycles of full link bandwidth the bytes take.
+    int64_t link_latency = 0; ///< From the last byte sent to its arrival.
+    int64_t granule = 1;      ///< Burst length in cycles: the link is shared burst by burst.
+    int64_t cycles() const { return setup + transfer + link_latency; }
+};
+
+/// The in-order queue that issues an instruction on a dynamic target: dma.load and mem.copy →
+/// load, dma.store → store, mxm.* → exec, vxm/sxm → vector; sync and nop name their own.
+Queue queue_of(const Instruction &in);
+
+/// The address map from the allocating side: `count` rows from local row `local_base` of one
+/// flat bank (MemoryDesc::flat_bank) of `m`, as an operand.
+TileRef bank_tile(const MemoryDesc &m, int flat_bank, int64_t local_base, int64_t count);
+/// `count` rows interleaved over the slices of one hemisphere at bank `bank` of each slice (row i
+/// in slice i mod slices), from local row `local_base` of every slice, as an operand (slice '*').
+TileRef slice_interleaved_tile(const MemoryDesc &m, int hemisphere, int bank, int64_t local_base, int64_t count);
+/// Local rows [begin, end) of one bank that a tile occupies. On an interleaved memory (bank =
+/// row mod banks) the rows are one flat space: bank is -1 and [begin, end) are memory rows.
+struct BankSpan {
+    int bank = -1; ///< Flat bank, or -1 on an interleaved memory.
+    int64_t begin = 0, end = 0;
+};
+/// The rows of each bank that a stride-1 tile of `m` spans: one span for a tile in one bank or
+/// in an interleaved memory, one per slice (the same local rows in each, the most any slice
+/// holds) for a tile interleaved over a hemisphere's slices.
+std::vector<BankSpan> bank_spans(const MemoryDesc &m, const TileRef &tile);
+
 /// Where an instruction went: its interval and the bandwidth bursts it was served in.
 struct Placement {
     int64_t start = 0, end = 0;
@@ -147,6 +188,32 @@ public:
     Roofline roofline(int64_t macs, DType input, const std::map<std::string, int64_t> &bytes_per_level) const;
     /// Output rows a drain writes per accumulator row for an output dtype.
     int drain_rows_per_acc_row(DType acc_input, DType out) const;
+
+    /// The rows `in` reads and writes and when, from `use` = resources(in): every row of its tile
+    /// operands (row i of a tile at offset + i * span / rows), the weight buffer an mxm.lw fills
+    /// (written at its end) or an mxm.mm reads (from its first to its last activation row), and
+    /// with `dram_granules` the dram_granule_bytes() granules a dma.load/dma.store of "DRAM"
+    /// touches (read by a load at its start, written by a store at its end). The simulator's
+    /// hazard checker and the code generator's schedulers order instructions by these.
+    std::vector<RowAccess> row_accesses(const Instruction &in, const ResourceUse &use, bool dram_granules = false) const;
+    /// The address space of MXM weight buffers in RowAccess: after the memories.
+    int weight_space() const { return int(target_.memories.size()); }
+    /// The address space of DRAM granules in RowAccess.
+    int dram_space() const { return weight_space() + 1; }
+    /// Bytes of one DRAM granule in RowAccess: the DRAM burst, the unit the link moves.
+    int64_t dram_granule_bytes() const { return target_.dram.burst_bytes; }
+
+    /// A DMA of `bytes` between the chip and DRAM (or the host, on chips without DRAM). The
+    /// latency of a dma.load/dma.store is its cycles() when nothing shares the link.
+    DmaCost dma_cost(int64_t bytes) const;
+    /// dma_cost(bytes).cycles().
+    int64_t dma_cycles(int64_t bytes) const { return dma_cost(bytes).cycles(); }
+    /// Cycles the MXM takes to accept `rows` activation rows of `input` (an mxm.mm's issue
+    /// cycles when its banks keep up): the time one matmul step holds its plane.
+    int64_t mxm_rows_cycles(DType input, int64_t rows) const;
+    /// Cycles an mxm.lw takes to install `rows` weight rows (its issue cycles when its banks
+    /// keep up): the time a weight install holds the plane's load port.
+    int64_t weight_install_cycles(int64_t rows) const;
 
 private:
     int add_resource(ResourceInfo info);

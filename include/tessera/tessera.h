@@ -4,7 +4,9 @@
 //     #include <tessera/tessera.h>
 //     using namespace tessera;
 //
-// It pulls in no LLVM, Z3 or Halide header.
+// It pulls in no LLVM, Z3 or Halide header. It sits above every library (DESIGN §2): it needs the
+// umbrella target Tessera::tessera, which links them all; a program of one library includes
+// that library's headers instead.
 
 #include "tessera/error.h"
 #include "tessera/half.h"
@@ -34,11 +36,8 @@
 // The operator library.
 #include "tessera/ops.h"
 
-// The rest of the user API — lowering, the interpreter, the host JIT and ahead-of-time
-// libraries, the chip backend and the library schedules — when the program links the umbrella
-// target Tessera::tessera, which defines TESSERA_UMBRELLA (a program that links only
-// tessera_dsl gets the DSL alone). backends.h also keeps the backends linked (see there).
-#ifdef TESSERA_UMBRELLA
+// Lowering, the interpreter, the host JIT and ahead-of-time libraries, the chip backend and the
+// library schedules. backends.h also keeps the backends linked (see there).
 #include "tessera/interpreter.h"
 #include "tessera/lower.h"
 
@@ -48,4 +47,3 @@
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/jit.h"
-#endif
