@@ -47,3 +47,9 @@
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/jit.h"
+
+// The autotuner and the tuning database.
+#include "tessera/autotune.h"
+#include "tessera/tuned_schedule.h"
+#include "tessera/tuning_db.h"
+#include "tessera/workload.h"

@@ -129,7 +129,7 @@ TEST_F(TuningDb, MisuseIsRefusedAndStoresNothing) {
     bad.tuner_options = "[1, 2]";
     EXPECT_THAT(error_of([&] { db.add(w_, tsp_, bad); }), HasSubstr("must be a JSON object"));
     bad.tuner_options = "{budget";
-    EXPECT_THAT(error_of([&] { db.add(w_, tsp_, bad); }), HasSubstr("not JSON"));
+    EXPECT_THAT(error_of([&] { db.add(w_, tsp_, bad); }), HasSubstr("tuning record: the tuner options:1:2: not valid JSON"));
     MeasuredSchedule raw = measured(tiled(c_, 8), 100);
     raw.measurement.cycles = -5; // a plain struct, filled in by hand
     EXPECT_THAT(error_of([&] { db.add(w_, tsp_, raw); }), HasSubstr("positive cycle count"));
@@ -224,7 +224,7 @@ TEST_F(TuningDb, MalformedImportsNameTheFieldAndAddNothing) {
         edit(j);
         return j.dump();
     };
-    EXPECT_THAT(error_of([&] { copy.import_json("{not json"); }), HasSubstr("not JSON"));
+    EXPECT_THAT(error_of([&] { copy.import_json("{not json"); }), HasSubstr("tuning records import:1:3: not valid JSON"));
     EXPECT_THAT(error_of([&] { copy.import_json(with([](auto &j) { j["format"] = "csv"; })); }),
                 HasSubstr("document.format"));
     EXPECT_THAT(error_of([&] { copy.import_json(with([](auto &j) { j["version"] = 9; })); }),
