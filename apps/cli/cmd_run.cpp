@@ -10,6 +10,10 @@
 #include <tessera/codegen/host_schedules.h>
 #include <tessera/codegen/jit.h>
 #include <tessera/codegen/runtime.h>
+#include <tessera/tuned_schedule.h>
+#include <tessera/tuning_db.h>
+
+#include <optional>
 
 #include "cmd_run_chip.h"
 
@@ -93,8 +97,16 @@ int run(const RunOptions &o) {
     if (!o.schedule.empty()) {
         apply_schedule_file(op.pipeline, o.schedule);
         schedule_source = o.schedule;
-    } else if (target.kind() == Target::Kind::Host) {
-        host_schedules::library_schedule(op);
+    } else {
+        if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
+        // The best tuned record of this workload and target, when a database has one.
+        std::optional<TuningDatabase> db;
+        if (!o.db.empty()) db.emplace(o.db, TuningDatabaseOptions{.read_only = true});
+        else db = TuningDatabase::open_from_environment({.read_only = true});
+        if (db) {
+            const ScheduleChoice choice = apply_best_schedule(op.pipeline, op.output_shapes, target, &*db);
+            if (choice.source == ScheduleChoice::Source::Tuned) schedule_source = choice.to_string();
+        }
     }
     if (target.kind() == Target::Kind::Chip) return run_on_chip_target(o, op, schedule_source, target);
     return run_on_host(o, op, schedule_source, target);
@@ -113,6 +125,8 @@ Command add_run_command(CLI::App &app) {
         "Exits 1 if the result does not match the reference.");
     cmd->add_option("--target", o->target, "host, a chip (tsp-mini, npu-edge) or a target .json file")->capture_default_str();
     cmd->add_option("--schedule", o->schedule, "a schedule JSON file (Schedule::to_json) to use instead of the library schedule");
+    cmd->add_option("--db", o->db, "use the best record of a tuning database for this op and target, when it has one "
+                                   "(default: $TESSERA_TUNING_DB)");
     cmd->add_option("--verify", o->verify,
                     "full: every output point against the reference evaluator; sample: its corners and 256 random "
                     "points (each computed alone, so any size checks in seconds); none. Default: full up to 2^26 "

@@ -14,7 +14,7 @@ namespace tessera::cli {
 /// The options of `tessera run`.
 struct RunOptions {
     std::shared_ptr<OpWords> words = std::make_shared<OpWords>();
-    std::string target = "host", schedule, trace, assembly, verify;
+    std::string target = "host", schedule, trace, assembly, verify, db;
     int repeats = 10, threads = 0;
     uint64_t seed = 1;
     bool json = false;
@@ -23,8 +23,8 @@ struct RunOptions {
 /// The check a run does: --verify, or the default for the op's size (verify.h).
 VerifyMode verify_mode_for(const RunOptions &o, const ops::OpInstance &op);
 
-/// Runs `op` (its schedule already set when `schedule_source` is a file; the chip library
-/// schedule otherwise) on the chip target through realize_library_kernel_on_chip — the same
+/// Runs `op` (its schedule already set when `schedule_source` is a file or a tuned record; the
+/// chip library schedule when it is "library") on the chip target through realize_library_kernel_on_chip — the same
 /// cycles as bench_chip and the demo — checks it (verify.h; floats at the bf16 tolerance: the
 /// MXM multiplies in bf16) and prints the report (with --json: the keys of `tessera sim --json`
 /// plus op, params, schedule, verify, verified, max_abs_error). Returns 0 when verified.

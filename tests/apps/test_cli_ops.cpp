@@ -152,6 +152,13 @@ TEST(CliTune, TunesAnOpWritesTheBestForRunAndRecordsItUnderTheWorkloadOfTheCppOp
     for (const nlohmann::json &r : records) EXPECT_EQ(r["workload"]["key"], key);
     const nlohmann::json best_record = nlohmann::json::parse(run_tessera("db best --json --db '" + db + "'").out);
     EXPECT_EQ(best_record.dump().find(std::to_string(j["best"]["record"].get<int64_t>())) != std::string::npos, true);
+    // A later run of the same workload takes the best record; another shape the library schedule.
+    const nlohmann::json reused = nlohmann::json::parse(run_tessera("run matmul M=64 N=48 K=80 --json --db '" + db + "'").out);
+    EXPECT_EQ(reused["schedule"].get<std::string>().rfind("tuned record #" + std::to_string(j["best"]["record"].get<int64_t>()) + " ", 0), 0u)
+        << reused["schedule"];
+    EXPECT_TRUE(reused["verified"].get<bool>());
+    const nlohmann::json other = nlohmann::json::parse(run_tessera("run matmul M=64 N=48 K=96 --json --db '" + db + "'").out);
+    EXPECT_EQ(other["schedule"], "library");
 }
 
 TEST(CliTune, RefusesWhatItCannotTune) {
