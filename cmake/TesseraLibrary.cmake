@@ -13,6 +13,11 @@ function(tessera_add_component name)
   # Installed libraries find each other next to themselves (a prefix outside the system paths).
   set_target_properties(${name} PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
     INSTALL_RPATH "$ORIGIN")
+  if(TESSERA_SANITIZE)
+    # A program linking a sanitized library must load the sanitizer runtime first (an installed
+    # package of a sanitized build, e.g. the install test under `make sanitize`).
+    target_link_options(${name} INTERFACE -fsanitize=address,undefined)
+  endif()
   install(TARGETS ${name} EXPORT TesseraTargets
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
