@@ -5,6 +5,7 @@
 #include "tessera/chipsim/error.h"
 
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 namespace tessera::chipsim {
@@ -52,14 +53,19 @@ public:
         int64_t x = int64_t(n);
         varint(x);
     }
+    void i32(int32_t &v) {
+        int64_t x = v;
+        varint(x);
+    }
 };
 
 class Reader {
 public:
     static constexpr bool reading = true;
     Reader(const uint8_t *p, size_t n, size_t base, const std::string &origin) : p_(p), n_(n), base_(base), origin_(origin) {}
-    [[noreturn]] void fail(const std::string &why) const {
-        throw AsmError(origin_ + ": byte " + std::to_string(base_ + pos_) + ": " + why);
+    [[noreturn]] void fail(const std::string &why) const { fail_at(pos_, why); }
+    [[noreturn]] void fail_at(size_t pos, const std::string &why) const {
+        throw AsmError(origin_ + ": byte " + std::to_string(base_ + pos) + ": " + why);
     }
     void varint(int64_t &v) {
         uint64_t z = 0;
@@ -89,6 +95,16 @@ public:
         varint(x);
         if (x < 0 || x > limit) fail("field value " + std::to_string(x) + " out of range");
         v = T(x);
+    }
+    /// An int field (a slice, bank, MXM, lane): a varint that does not fit 32 bits is refused
+    /// rather than cut to its low bits, which would decode to a program the file does not hold.
+    void i32(int32_t &v) {
+        const size_t at = pos_;
+        int64_t x;
+        varint(x);
+        if (x < std::numeric_limits<int32_t>::min() || x > std::numeric_limits<int32_t>::max())
+            fail_at(at, "field value " + std::to_string(x) + " does not fit 32 bits");
+        v = int32_t(x);
     }
     size_t count(size_t, int64_t limit) {
         int64_t x;
@@ -124,11 +140,8 @@ template <typename A, typename T> void list(A &a, std::vector<T> &v, int64_t lim
 template <typename A> void tile(A &a, TileRef &t) {
     a.str(t.memory);
     a.small(t.side, 127);
-    int64_t s = t.slice, b = t.bank;
-    a.varint(s);
-    a.varint(b);
-    t.slice = int(s);
-    t.bank = int(b);
+    a.i32(t.slice);
+    a.i32(t.bank);
     a.varint(t.base);
     a.varint(t.count);
     a.varint(t.stride);
@@ -145,11 +158,7 @@ template <typename A> void chain_step(A &a, ChainStep &c) {
     a.f64(c.imm);
 }
 
-template <typename A> void perm(A &a, int32_t &v) {
-    int64_t x = v;
-    a.varint(x);
-    v = int32_t(x);
-}
+template <typename A> void perm(A &a, int32_t &v) { a.i32(v); }
 
 template <typename A> void instruction(A &a, Instruction &in) {
     a.small(in.op, int64_t(Opcode::Repeat));
@@ -162,11 +171,8 @@ template <typename A> void instruction(A &a, Instruction &in) {
     a.varint(in.view.offset);
     list<A, ViewDim>(a, in.view.outer, 3, view_dim<A>);
     a.varint(in.view.inner_bytes);
-    int64_t m = in.mxm, b = in.buffer;
-    a.varint(m);
-    a.varint(b);
-    in.mxm = int(m);
-    in.buffer = int(b);
+    a.i32(in.mxm);
+    a.i32(in.buffer);
     a.small(in.accumulate, 1);
     a.small(in.relu, 1);
     a.small(in.has_scale, 1);
@@ -180,9 +186,7 @@ template <typename A> void instruction(A &a, Instruction &in) {
     a.small(in.queue, int64_t(Queue::Vector));
     a.varint(in.count);
     a.varint(in.distance);
-    int64_t line = in.line;
-    a.varint(line);
-    in.line = int(line);
+    a.i32(in.line);
 }
 
 template <typename A> void shape_dim(A &a, int64_t &d) { a.varint(d); }
@@ -258,7 +262,10 @@ Program decode_program(const std::vector<uint8_t> &bytes, const std::string &ori
     int64_t expanded = 0;
     for (size_t i = 0; i < p.instructions.size(); ++i) {
         const Instruction &in = p.instructions[i];
-        std::string why = in.op == Opcode::Repeat ? repeat_problem(in.count, expanded) : instruction_problem(in);
+        // A repeat is checked by both: its unused fields and distance like any instruction's,
+        // its count against the program's expanded length.
+        std::string why = instruction_problem(in);
+        if (why.empty() && in.op == Opcode::Repeat) why = repeat_problem(in.count, expanded);
         if (!why.empty()) throw AsmError(origin + ": instruction " + std::to_string(i) + " (" + opcode_name(in.op) + "): " + why);
         expanded += in.op == Opcode::Repeat ? in.count : 1;
     }

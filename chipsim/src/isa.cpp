@@ -147,6 +147,37 @@ std::string instruction_problem(const Instruction &in) {
     case Opcode::Repeat: used.count = in.count, used.distance = in.distance; break;
     }
     if (!(used == in)) return std::string(opcode_name(in.op)) + " sets a field its assembly form does not have";
+    // The operands the text's grammar requires of each opcode: a binary without them has no
+    // assembly form, and the disassembler and simulator index them unchecked.
+    size_t tiles = 2;
+    switch (in.op) {
+    case Opcode::DmaLoad:
+    case Opcode::DmaStore:
+    case Opcode::MxmLw: tiles = 1; break;
+    case Opcode::Vxm: tiles = size_t(1 + vxm_op_arity(in.vop) - (in.has_imm ? 1 : 0)); break;
+    case Opcode::SyncSignal:
+    case Opcode::SyncWait:
+    case Opcode::Nop:
+    case Opcode::Repeat: tiles = 0; break;
+    default: break;
+    }
+    if (in.tiles.size() != tiles)
+        return std::string(opcode_name(in.op)) + " has " + std::to_string(in.tiles.size()) + " tile operands, expected " +
+               std::to_string(tiles);
+    for (size_t i = 0; i < in.tiles.size(); ++i)
+        if (in.tiles[i].side == 0 && in.tiles[i].slice != -1)
+            return "tile " + std::to_string(i) + " names slice " + std::to_string(in.tiles[i].slice) + " but no side (w, e or s)";
+    if (in.op == Opcode::Vxm && in.has_imm && vxm_op_arity(in.vop) < 2)
+        return std::string("vxm.") + vxm_op_name(in.vop) + " takes one input and no immediate";
+    if (in.op == Opcode::VxmReduce && in.vop != VxmOp::Add && in.vop != VxmOp::Max) return "a reduction is sum or max";
+    for (const ChainStep &c : in.chain) {
+        if (vxm_op_arity(c.op) == 3) return std::string("vxm.") + vxm_op_name(c.op) + " cannot be chained";
+        if (c.has_imm != (vxm_op_arity(c.op) == 2))
+            return std::string("chained ") + vxm_op_name(c.op) + (c.has_imm ? " takes no immediate" : " needs an immediate");
+    }
+    if ((in.op == Opcode::SyncSignal || in.op == Opcode::SyncWait) && in.queue == Queue::None)
+        return std::string(opcode_name(in.op)) + " names no queue (load, exec, store or vector)";
+    if (in.op == Opcode::SxmPermute && in.permutation.empty()) return "sxm.permute has an empty permutation map";
     for (double v : {in.imm, in.scale})
         if (!std::isfinite(v)) return "an immediate or scale is not a finite number";
     for (const ChainStep &c : in.chain)
@@ -160,6 +191,8 @@ std::string instruction_problem(const Instruction &in) {
         if (!(in.imm >= -4096 && in.imm <= 4096 && in.imm == double(int64_t(in.imm))))
             return "the shift is not a whole number of lanes in -4096..4096";
         return "";
+    case Opcode::Repeat: // its count is repeat_problem's
+        return range("the cycles between repetitions", in.distance, 0, int64_t(1) << 30);
     default: return range("the count field", in.count, 0, 0);
     }
 }

@@ -3,7 +3,8 @@
 // for malformed input — a `tessera: error:` line naming the file, line or JSON path, exit status
 // 1..127 (no signal, no abort), the expected text, and no C++ exception name leaking through.
 //
-// A case is {"name", "files": {NAME: FILE}, "args": [...], "expect": TEXT, "where": TEXT}. A FILE
+// A case is {"name", "files": {NAME: FILE}, "args": [...], "expect": TEXT, "where": TEXT}, with an
+// optional "note" (why it is here: the fuzz target that found it, the bug it guards). A FILE
 // is a string (its text) or an object that builds bytes:
 //   {"hex": "93 4e ..."}                                raw bytes
 //   {"npy": {"header": "{...}", "data": N, "version": 1, "magic": HEX, "header_len": N}}

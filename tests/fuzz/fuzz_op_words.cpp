@@ -1,84 +1,83 @@
-// The op words of `tessera run OP key=value...` up to compile: the input is split into words,
-// the first names an op, the others set its parameters; the op is built with tessera::ops and
-// lowered for the interpreter. Anything refused must be a tessera::Error — in particular sizes
-// that are zero, negative, beyond 32 bits, or whose products overflow.
-#include <charconv>
-#include <map>
+// The op words of `tessera run OP key=value...`, through the op registry as the CLI uses it.
+// The input is split into words at white space; when the first word names a registered op it is
+// the op, otherwise the first byte picks one from op_registry() and every word is a parameter
+// (so mutations of any byte reach every op). The op is built with ops::build_op_from_words and
+// lowered for the interpreter; small instances also run on the interpreter and are checked
+// against the reference evaluator.
+//
+// What is checked: a refusal is a tessera::Error (sizes that are zero, negative, beyond 32 bits,
+// whose products overflow, shapes that do not fit together); an op that builds lowers (sizes are
+// validated where the op is built, never first in a backend); and what runs matches its meaning.
+//
+// Extents the input leaves out take min(default, 3) rather than the CLI's defaults (256, 1024...):
+// then most inputs are small enough to run, and the fuzzer spends its time on op and parameter
+// combinations. Extents the input gives are used as given, but an instance runs only when its
+// work is at most kMaxRunWork, so no input asks for more than milliseconds of interpretation.
+#include <algorithm>
 #include <sstream>
 
 #include "fuzz_util.h"
 #include "tessera/lower.h"
-#include "tessera/ops.h"
+#include "tessera/ops/registry.h"
+#include "tessera/verify.h"
 
 using namespace tessera;
 
 namespace {
 
-/// A parameter as the CLI reads it: a whole integer that fits 64 bits, or a tessera::Error.
-int64_t integer(const std::map<std::string, std::string> &kv, const std::string &key, int64_t def) {
-    auto it = kv.find(key);
-    if (it == kv.end()) return def;
-    int64_t v = 0;
-    auto r = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-    if (r.ec != std::errc() || r.ptr != it->second.data() + it->second.size())
-        throw Error("parameter " + key + "=" + it->second + " is not an integer");
-    return v;
-}
+/// Output points × reduction length + input elements above which an instance is only lowered.
+constexpr double kMaxRunWork = 1 << 15;
 
-/// An Input of these extents; an extent that is no Int(32) is refused here, as the registry
-/// does, and everything else is left to the op.
-Input input(Type t, const std::vector<int64_t> &shape, const std::string &name) {
-    std::vector<Expr> dims;
-    for (int64_t d : shape) {
-        if (d < std::numeric_limits<int32_t>::min() || d > std::numeric_limits<int32_t>::max())
-            throw Error("extent " + std::to_string(d) + " of " + name + " does not fit 32 bits");
-        dims.push_back(Expr(static_cast<int>(d)));
-    }
-    return Input(t, dims, name);
-}
-
-ops::Tensor build(const std::string &op, const std::map<std::string, std::string> &kv) {
-    const Type t = Type::parse(kv.count("dtype") ? kv.at("dtype") : "fp32");
-    auto i = [&](const std::string &k, int64_t def) { return integer(kv, k, def); };
-    if (op == "matmul") return ops::matmul(input(t, {i("M", 8), i("K", 8)}, "A"), input(t, {i("K", 8), i("N", 8)}, "B"));
-    if (op == "softmax") return ops::softmax(input(t, {i("rows", 4), i("cols", 8)}, "X"));
-    if (op == "layernorm") return ops::layernorm(input(t, {i("rows", 4), i("cols", 8)}, "X"));
-    if (op == "transpose") return ops::transpose(input(t, {i("batch", 1), i("rows", 4), i("cols", 8)}, "X"));
-    if (op == "conv2d") {
-        ops::Conv2dOptions o;
-        const int64_t stride = i("stride", 1), pad = i("pad", 0), groups = i("groups", 1);
-        if (stride > 1 << 20 || pad > 1 << 20 || groups > 1 << 20 || groups < 1)
-            throw Error("stride, pad and groups must be small positive integers");
-        o.stride = {int(stride), int(stride)};
-        o.padding = ops::Padding2d(int(pad));
-        o.groups = int(groups);
-        const int64_t C = i("C", 4);
-        return ops::conv2d(input(t, {i("N", 1), C, i("H", 6), i("W", 6)}, "X"),
-                           input(t, {i("O", 4), C / groups, i("KH", 3), i("KW", 3)}, "W"), o);
-    }
-    if (op == "attention") {
-        const int64_t H = i("heads", 1), L = i("L", 4), D = i("D", 4);
-        return ops::scaled_dot_product_attention(input(t, {H, L, D}, "Q"), input(t, {H, L, D}, "K"), input(t, {H, L, D}, "V"));
-    }
-    throw Error("unknown op '" + op + "'");
+double elements(const std::vector<int64_t> &shape) {
+    double n = 1;
+    for (int64_t d : shape) n *= double(d); // double: huge shapes must not overflow the estimate
+    return n;
 }
 
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size == 0) return 0;
+    const auto &registry = ops::op_registry();
     std::istringstream in(std::string(reinterpret_cast<const char *>(data), size));
-    std::string op, word;
-    in >> op;
-    std::map<std::string, std::string> kv;
-    while (in >> word) {
-        const size_t eq = word.find('=');
-        if (eq == std::string::npos) return 0; // not a parameter word; the CLI's parser refuses it
-        kv[word.substr(0, eq)] = word.substr(eq + 1);
+    std::vector<std::string> words;
+    for (std::string w; in >> w;) words.push_back(w);
+    const ops::OpSpec *spec = nullptr;
+    for (const ops::OpSpec &s : registry)
+        if (!words.empty() && s.name == words[0]) spec = &s;
+    if (spec) words.erase(words.begin());
+    else spec = &registry[data[0] % registry.size()];
+
+    // Small extents for the ones not given (see the top of the file).
+    std::vector<std::string> key_values = words;
+    for (const ops::OpParam &p : spec->params) {
+        if (p.kind != ops::OpParam::Kind::Extent) continue;
+        const bool given = std::any_of(words.begin(), words.end(), [&](const std::string &w) { return w.rfind(p.name + "=", 0) == 0; });
+        if (!given) key_values.push_back(p.name + "=" + std::to_string(std::min<int64_t>(std::stoll(p.default_value), 3)));
     }
-    fuzz::accepted([&] {
-        ops::Tensor y = build(op, kv);
-        Pipeline p(y.func());
-        lower(p, Target::interpreter(), {y.concrete_shape()});
-    });
+
+    ops::OpInstance op;
+    if (!fuzz::accepted([&] { op = ops::build_op_from_words(spec->name, key_values); })) return 0;
+    const std::string what = op.description();
+    LoweredModule lowered;
+    fuzz::require(fuzz::accepted([&] { lowered = lower(op.pipeline, Target::interpreter(), op.output_shapes); }),
+                  "an op that builds does not lower for the interpreter: " + what);
+
+    double work = 0;
+    for (const auto &s : op.output_shapes) work += elements(s) * double(op.reduction_length);
+    for (const ops::OpInput &i : op.inputs) work += elements(i.shape);
+    if (work > kMaxRunWork) return 0;
+
+    const Bindings inputs = op.random_inputs(1);
+    std::vector<Buffer<>> got;
+    fuzz::require(fuzz::accepted([&] { got = op.pipeline.realize(op.output_shapes, inputs, Target::interpreter()); }),
+                  "an op that lowers does not run on the interpreter: " + what);
+    VerifyOptions options;
+    options.mode = VerifyMode::Full;
+    options.reduction_length = op.reduction_length;
+    Verification v;
+    fuzz::require(fuzz::accepted([&] { v = verify_outputs(op.pipeline, op.output_shapes, inputs, got, options); }),
+                  "the interpreter's outputs of an op cannot be verified: " + what);
+    fuzz::require(v.passed, "the interpreter disagrees with the reference on " + what + ": " + v.mismatch);
     return 0;
 }

@@ -61,6 +61,24 @@ nlohmann::json parse_json_text(const std::string &text, const std::string &origi
         if (colon != std::string::npos) what = what.substr(colon + 2);
         const size_t at = e.byte > 0 ? e.byte - 1 : 0;
         throw E(origin + ":" + json_line_column(text, at) + ": not valid JSON: " + what);
+    } catch (const nlohmann::json::out_of_range &e) {
+        // The lexer accepts any digits, then throws out_of_range.406 "number overflow parsing
+        // '<token>'" for a number beyond a double's range (1E400); it carries no byte offset, so
+        // the token is looked up in the text to say where (found by fuzz_target_json).
+        std::string what = e.what();
+        const size_t open = what.find("parsing '");
+        const std::string token = open == std::string::npos ? "" : what.substr(open + 9, what.size() - open - 10);
+        const size_t at = token.empty() ? std::string::npos : text.find(token);
+        std::string shown = token.size() > 40 ? token.substr(0, 40) + "..." : token;
+        throw E(origin + (at == std::string::npos ? "" : ":" + json_line_column(text, at)) + ": the number " + shown +
+                " is too large to represent (beyond a double's range, about 1.8e308)");
+    } catch (const nlohmann::json::exception &e) {
+        // No other nlohmann exception is known to escape parse(); should one appear, it is still
+        // this file's error, not a crash.
+        std::string what = e.what();
+        const size_t bracket = what.find("] ");
+        if (bracket != std::string::npos) what = what.substr(bracket + 2);
+        throw E(origin + ": not valid JSON: " + what);
     }
 }
 

@@ -165,8 +165,8 @@ std::string repeat_problem(int64_t count, int64_t expanded);
 /// Why an instruction holds a number its assembly text could not spell — a negative row,
 /// count, offset, MXM or buffer index, a cycle or semaphore out of range — or "" when every
 /// field is within the text's bounds. The binary reader applies it (the text's grammar already
-/// does), so a binary program is always one that has an assembly form. `repeat` is checked
-/// by repeat_problem.
+/// does), so a binary program is always one that has an assembly form. A `repeat`'s count is
+/// checked by repeat_problem (it depends on the instructions before it), its other fields here.
 std::string instruction_problem(const Instruction &in);
 
 /// A chip program: declarations and instructions.
