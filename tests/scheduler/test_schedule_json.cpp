@@ -86,6 +86,19 @@ TEST(ScheduleJson, EveryDirectiveRoundTripsExactly) {
     EXPECT_EQ(kinds.size(), 17u);
 }
 
+// Found by fuzz_schedule_json: a Func listed with only empty stages prints as no Func at all, so
+// it must compare equal to an absent one, as set_schedule treats it.
+TEST(ScheduleJson, FuncWithNoDirectivesRoundTripsAsAbsent) {
+    const Schedule s = Schedule::from_json(R"({"version": 1, "funcs": [{"name": "matmul", "stages": [{"stage": 0, "directives": []}]}]})");
+    EXPECT_TRUE(s.empty());
+    EXPECT_EQ(Schedule::from_json(s.to_json()), s);
+    EXPECT_EQ(s, Schedule());
+    Schedule tiled;
+    tiled.add("matmul", 0, make(DirectiveKind::Parallel, {"i"}));
+    EXPECT_NE(s, tiled);
+    EXPECT_NE(tiled, s);
+}
+
 TEST(ScheduleJson, DocumentedFormReads) {
     const char *text = R"({"version": 1, "funcs": [{"name": "C", "stages": [{"stage": 1, "directives": [
         {"op": "tile", "vars": ["i", "j", "io", "jo", "ii", "ji"], "factors": [64, 64]},
