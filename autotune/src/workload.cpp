@@ -76,6 +76,29 @@ const char *node_token(IRNodeType t) {
     }
 }
 
+/// The operands of a binary node (each node type is its own class: no common base to cast to).
+std::pair<Expr, Expr> binary_operands(const Expr &e) {
+    auto of = [](const auto *b) { return std::pair<Expr, Expr>{b->a, b->b}; };
+    switch (e.node->node_type) {
+    case IRNodeType::Add: return of(e.as<Add>());
+    case IRNodeType::Sub: return of(e.as<Sub>());
+    case IRNodeType::Mul: return of(e.as<Mul>());
+    case IRNodeType::Div: return of(e.as<Div>());
+    case IRNodeType::Mod: return of(e.as<Mod>());
+    case IRNodeType::Min: return of(e.as<Min>());
+    case IRNodeType::Max: return of(e.as<Max>());
+    case IRNodeType::EQ: return of(e.as<EQ>());
+    case IRNodeType::NE: return of(e.as<NE>());
+    case IRNodeType::LT: return of(e.as<LT>());
+    case IRNodeType::LE: return of(e.as<LE>());
+    case IRNodeType::GT: return of(e.as<GT>());
+    case IRNodeType::GE: return of(e.as<GE>());
+    case IRNodeType::And: return of(e.as<And>());
+    case IRNodeType::Or: return of(e.as<Or>());
+    default: throw InternalError("workload: not a binary node");
+    }
+}
+
 /// Writes the canonical text of a pipeline and records the name maps it used.
 class CanonicalWriter {
 public:
@@ -274,12 +297,11 @@ private:
         default: break;
         }
         if (const char *op = node_token(n->node_type)) {
-            // Every binary node has the same layout; Add stands for all of them.
-            const auto *b = static_cast<const Add *>(n);
+            const auto [a, b] = binary_operands(e);
             out_ << "(" << op << " " << type << " ";
-            expr(b->a);
+            expr(a);
             out_ << " ";
-            expr(b->b);
+            expr(b);
             out_ << ")";
             return;
         }
