@@ -11,6 +11,7 @@
 #include "gemm_codegen.h"
 #include "gemm_pattern.h"
 #include "instruction_scheduler.h"
+#include "loop_nest_codegen.h"
 #include "op_recognizer.h"
 #include "program_tensors.h"
 #include "vector_kernels.h"
@@ -359,6 +360,10 @@ chipsim::Target chip_target_description(const Target &target) {
     return chipsim::load_target(target.name());
 }
 
+/// The pipelines with a matmul-shaped stage: matmuls with epilogues and convolutions on the MXM.
+ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
+                                    const std::vector<std::vector<int64_t>> &output_shapes);
+
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings) {
     (void)bindings;
@@ -366,7 +371,6 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     ChipProgram cp;
     cp.target = chip_target_description(target);
     for (const Func &o : pipeline.outputs()) cp.output_types.push_back(o.type());
-    const chipsim::Target &t = cp.target;
     if (auto v = internal::chip::recognize_vector_op(pipeline)) {
         internal::chip::check_vector_op_schedule(pipeline, *v);
         cp.outputs = {pipeline.outputs()[0].name()};
@@ -375,7 +379,27 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
         cp.output_shapes = output_shapes;
         return cp;
     }
-    const GemmPattern g = internal::chip::match_gemm(pipeline);
+    if (!internal::chip::may_need_matrix_unit(pipeline)) {
+        internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes);
+        return cp;
+    }
+    // A product the GEMM matcher may take (a grouped conv) or hand back (a weighted stencil,
+    // which then runs on the VXM). Only the pattern decides: once matched, a matmul's or a
+    // conv's limits are errors, never a quiet move to another unit.
+    std::optional<GemmPattern> g;
+    try {
+        g = internal::chip::match_gemm(pipeline);
+    } catch (const Error &) {
+        if (internal::chip::needs_matrix_unit(pipeline)) throw;
+        internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes);
+        return cp;
+    }
+    return compile_matrix_pipeline(cp, pipeline, *g, output_shapes);
+}
+
+ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
+                                    const std::vector<std::vector<int64_t>> &output_shapes) {
+    const chipsim::Target &t = cp.target;
     const std::vector<int64_t> &shape = output_shapes[0];
     if (g.conv) return compile_conv(cp, g, shape, pipeline);
     if (g.batch_dims > 1)

@@ -285,7 +285,15 @@ std::optional<VectorOp> recognize_vector_op(const Pipeline &p) {
     }
     if (auto v = recognize_permute(out)) return v;
     if (auto v = recognize_depthwise(out)) return v;
-    if (auto g = match_elementwise(p)) {
+    // The hand-written element-wise kernel takes what its epilogue compiler can express; the
+    // rest (stencils, reductions, several stages) compiles from the loop nest.
+    std::optional<GemmPattern> g;
+    try {
+        g = match_elementwise(p);
+    } catch (const Error &) {
+        return std::nullopt;
+    }
+    if (g) {
         VectorOp v;
         v.kind = VectorOp::Kind::Elementwise;
         v.elementwise = std::move(g);

@@ -59,6 +59,9 @@ public:
     /// The hemisphere a tile sits on (0 on npu-edge).
     static int side_of(const chipsim::TileRef &t) { return t.side == 'e' ? 1 : 0; }
     static int other_side(const chipsim::TileRef &t) { return 1 - side_of(t); }
+    /// Whether an instruction reading `a` and `b` (or reading one and writing the other on the
+    /// same bank) would use one slice's port twice (always false on npu-edge).
+    static bool share_slice(const chipsim::TileRef &a, const chipsim::TileRef &b);
     /// Hands a tile back; its rows are reused once space runs out (inside a wave, only after it).
     void retire(const chipsim::TileRef &t) {
         if (in_wave_) wave_retired_.push_back(t);
@@ -110,7 +113,6 @@ private:
                                               const std::vector<chipsim::TileRef> &apart = {});
     /// Whether an instruction reading `a` and `b` (or reading one and writing the other on the
     /// same bank) would use one slice's port twice.
-    static bool share_slice(const chipsim::TileRef &a, const chipsim::TileRef &b);
     void check_sources(const std::vector<chipsim::TileRef> &srcs, const std::string &what) const;
 
     const chipsim::TimingModel &model_;

@@ -36,7 +36,8 @@ private:
     const std::map<std::string, std::string> &notes_;
 };
 
-LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> *shapes) {
+LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> *shapes,
+                         bool flatten = true) {
     using namespace internal;
     LoweringEnv env = build_lowering_env(p);
     if (shapes && shapes->size() != env.outputs.size())
@@ -52,7 +53,7 @@ LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vec
             }
         }
     Stmt s = schedule_functions(env, known);
-    s = flatten_storage(s, env, known);
+    if (flatten) s = flatten_storage(s, env, known);
     LoweredModule m;
     m.target = target;
     m.name = join_names(env.outputs);
@@ -114,6 +115,10 @@ LoweredModule lower(const Pipeline &p, const Target &target) { return lower_impl
 
 LoweredModule lower(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
     return lower_impl(p, target, &output_shapes);
+}
+
+LoweredModule lower_unflattened(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
+    return lower_impl(p, target, &output_shapes, /*flatten=*/false);
 }
 
 std::string LoweredModule::to_string() const {

@@ -58,5 +58,9 @@ LoweredModule lower(const Pipeline &p, const Target &target = Target::interprete
 /// Lowers `p` for outputs of these shapes (one per output, outermost first): the region
 /// variables become constants, so extents fold and guards that can never fail disappear.
 LoweredModule lower(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
+/// The same passes but storage flattening, for a backend that lays out storage itself (the chip
+/// compiler chooses each buffer's layout in vector rows and banks): the statement keeps Realize,
+/// Provide and multi-dimensional Func and Input calls, its bounds folded to constants.
+LoweredModule lower_unflattened(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
 
 } // namespace tessera

@@ -1,0 +1,915 @@
+// The chip compiler's path from the lowered loop nest (loop_nest_codegen.h).
+//
+// One walk over the unflattened statement, twice: first to learn how far each Input is read
+// past its edges (its program tensor is zero-padded that far), then to emit. The walk unrolls
+// every loop at compile time except, in each innermost nest that ends in a Provide, the
+// vectorized loop (chunks of L lanes) and one other loop, which runs down the rows of every
+// operand tile: the innermost reduction loop of an update the VXM can reduce in time
+// (f = f + e, max(f, e), min(f, e)), else the longest loop the Provide writes along.
+#include "loop_nest_codegen.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "loop_nest_ir.h"
+#include "program_tensors.h"
+#include "vector_emitter.h"
+#include "vector_lanes.h"
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+#include "tessera/internal/function.h"
+#include "tessera/ir_equality.h"
+#include "tessera/ir_operator.h"
+#include "tessera/ir_printer.h"
+#include "tessera/lower.h"
+#include "tessera/simplify.h"
+
+namespace tessera::internal::chip {
+
+namespace {
+
+using chipsim::ChainStep;
+using chipsim::DType;
+using chipsim::TileRef;
+using chipsim::VxmOp;
+
+/// The default rule for rows per vector instruction (the longest a row loop runs in one tile):
+/// long enough that an instruction's fixed latency is small beside its rows, short enough that
+/// the tiles of one statement leave memory for the list scheduler to overlap several.
+constexpr int64_t kRowsPerTile = 512;
+
+/// An index as c + row·(row variable) + lane·(lane variable).
+struct Affine {
+    int64_t c = 0, row = 0, lane = 0;
+};
+
+std::optional<Affine> affine(const Expr &e, const std::string &row, const std::string &lane) {
+    if (auto v = as_const_int(e)) return Affine{*v, 0, 0};
+    if (const Variable *v = e.as<Variable>()) {
+        if (v->name == row) return Affine{0, 1, 0};
+        if (v->name == lane) return Affine{0, 0, 1};
+        return std::nullopt;
+    }
+    if (const Cast *c = e.as<Cast>())
+        if (c->type.is_int() || c->type.is_uint()) return affine(c->value, row, lane);
+    auto both = [&](const Expr &a, const Expr &b) -> std::optional<std::pair<Affine, Affine>> {
+        auto x = affine(a, row, lane), y = affine(b, row, lane);
+        if (!x || !y) return std::nullopt;
+        return std::make_pair(*x, *y);
+    };
+    if (const Add *op = e.as<Add>())
+        if (auto p = both(op->a, op->b)) return Affine{p->first.c + p->second.c, p->first.row + p->second.row, p->first.lane + p->second.lane};
+    if (const Sub *op = e.as<Sub>())
+        if (auto p = both(op->a, op->b)) return Affine{p->first.c - p->second.c, p->first.row - p->second.row, p->first.lane - p->second.lane};
+    if (const Mul *op = e.as<Mul>())
+        if (auto p = both(op->a, op->b)) {
+            auto [x, y] = *p;
+            if (x.row == 0 && x.lane == 0) std::swap(x, y);
+            if (y.row == 0 && y.lane == 0) return Affine{x.c * y.c, x.row * y.c, x.lane * y.c};
+        }
+    return std::nullopt;
+}
+
+/// The 32-bit lane type a value of `t` computes in on the VXM.
+DType lane_dtype(Type t, const std::string &what) {
+    if (t.is_float() && t.bits() <= 32) return DType::FP32;
+    if ((t.is_int() || t.is_uint() || t.is_bool()) && t.bits() <= 32) return DType::Int32;
+    throw Error("chip backend: " + what + " has type " + t.to_string() + "; the VXM computes in 32-bit lanes (fp32, int32)");
+}
+
+/// The operands of an arithmetic node (none for leaves and Calls).
+std::vector<Expr> children(const Expr &e) {
+    std::vector<Expr> out;
+    if (const Cast *c = e.as<Cast>()) out.push_back(c->value);
+#define TESSERA_BINARY(T) \
+if (const T *op = e.as<T>()) out = {op->a, op->b};
+    TESSERA_BINARY(Add) TESSERA_BINARY(Sub) TESSERA_BINARY(Mul) TESSERA_BINARY(Div) TESSERA_BINARY(Mod)
+    TESSERA_BINARY(Min) TESSERA_BINARY(Max)
+#undef TESSERA_BINARY
+    if (const Select *s = e.as<Select>()) out = {s->condition, s->true_value, s->false_value};
+    return out;
+}
+
+/// How a Func stored on chip maps to vector rows: its lane dimension in chunks of L, its other
+/// dimensions as rows, outermost first.
+struct RowLayout {
+    int lane = 0;
+    std::vector<int64_t> min, extent;
+    int64_t chunks = 1;
+    std::vector<int64_t> row_step; ///< Vector rows per step along each dimension (0 for the lane dimension).
+    int64_t rows = 1;
+
+    RowLayout() = default;
+    RowLayout(int lane_dim, std::vector<int64_t> mins, std::vector<int64_t> extents, int64_t lanes)
+        : lane(lane_dim), min(std::move(mins)), extent(std::move(extents)) {
+        chunks = (extent[size_t(lane)] + lanes - 1) / lanes;
+        row_step.assign(extent.size(), 0);
+        rows = chunks;
+        for (int d = int(extent.size()) - 1; d >= 0; --d) {
+            if (d == lane) continue;
+            row_step[size_t(d)] = rows;
+            rows *= extent[size_t(d)];
+        }
+    }
+};
+
+/// One vector statement's view of its row and lane loops.
+struct Point {
+    std::string row_var, lane_var;
+    int64_t row_min = 0, rows = 1; ///< This tile's first value of the row loop, and its rows.
+    int64_t lane_min = 0;          ///< The lane loop's value in lane 0.
+};
+
+class LoopNestCompiler {
+public:
+    LoopNestCompiler(ChipProgram &cp, const LoweredModule &m, const std::map<std::string, int> &lanes, const Pipeline &p)
+        : cp_(cp), t_(cp.target), model_(t_), emitter_(model_), m_(m), lanes_(lanes), L_(t_.lanes(DType::FP32)) {
+        for (const Input &in : p.inputs()) input_types_.emplace(in.name(), in);
+        for (size_t o = 0; o < m.outputs.size(); ++o) output_index_[m.outputs[o].name] = int(o);
+        for (const ProvideSite &s : provide_sites(m.body)) {
+            if (s.stage > 0) stored_whole_.insert(s.func);
+            for (const Expr &c : func_calls(s.value)) stored_whole_.insert(c.as<Call>()->name);
+        }
+    }
+
+    void compile() {
+        // First walk: how far past its edges each Input is read.
+        planning_ = true;
+        walk(m_.body);
+        planning_ = false;
+        declare_inputs();
+        declare_outputs();
+        walk(m_.body);
+        for (auto &[name, o] : outputs_)
+            if (o.whole) {
+                chipsim::OffchipView v;
+                v.tensor = o.tensor;
+                v.inner_bytes = o.layout.rows * t_.vector_bytes;
+                emitter_.store(v, o.tile, name + " (whole)");
+            }
+        declare_constants();
+        cp_.program.target = t_.name;
+        cp_.program.instructions = emitter_.schedule();
+        cp_.summary += "compiled from the loop nest on the VXM: " + std::to_string(statements_) + " vector statements of up to " +
+                       std::to_string(kRowsPerTile) + " rows x " + std::to_string(L_) + " lanes; lanes:";
+        for (auto &[f, d] : lanes_) cp_.summary += " " + f + "[dim " + std::to_string(d) + "]";
+        cp_.summary += "\n";
+    }
+
+private:
+    struct InputPlan {
+        std::string tensor;
+        std::vector<int64_t> shape, lo, hi, stride;
+        DType dtype = DType::FP32;
+    };
+    struct OutputPlan {
+        std::string tensor;
+        RowLayout layout;
+        bool whole = false; ///< Kept on chip whole (it has updates or is read), stored at the end.
+        TileRef tile;
+        DType dtype = DType::FP32;
+    };
+    struct Stored {
+        RowLayout layout;
+        TileRef tile;
+    };
+    /// The tiles one vector statement loads and computes, handed back when it is done.
+    struct Statement {
+        Point pt;
+        BlockTiles tiles;
+        std::map<const BaseExprNode *, TileRef> values;
+        std::map<std::string, TileRef> loads;
+        std::string stage;
+    };
+
+    // ---- The walk -------------------------------------------------------------------------
+
+    Expr resolve(const Expr &e) const { return simplify(substitute_vars(e, scope_)); }
+
+    int64_t constant(const Expr &e, const std::string &what) const {
+        if (auto v = as_const_int(resolve(e))) return *v;
+        throw Error("chip backend: " + what + " is " + to_string(resolve(e)) + ", not a constant; chip programs are compiled for fixed shapes");
+    }
+
+    void walk(const Stmt &s) {
+        if (!s.defined()) return;
+        if (const ProducerConsumer *pc = s.as<ProducerConsumer>()) return walk(pc->body);
+        if (const Block *b = s.as<Block>()) {
+            walk(b->first);
+            return walk(b->rest);
+        }
+        if (const LetStmt *l = s.as<LetStmt>()) {
+            auto saved = scope_;
+            scope_[l->name] = resolve(l->value);
+            walk(l->body);
+            scope_ = std::move(saved);
+            return;
+        }
+        if (const IfThenElse *i = s.as<IfThenElse>()) {
+            auto c = as_const_int(resolve(i->condition));
+            if (!c) throw Error("chip backend: the condition " + to_string(resolve(i->condition)) + " is not known at compile time");
+            return walk(*c ? i->then_case : i->else_case);
+        }
+        if (const Realize *r = s.as<Realize>()) return realize(r);
+        if (const For *f = s.as<For>()) {
+            if (vector_nest(s)) return;
+            if (f->kind == ForKind::Vectorized)
+                throw Error("chip backend: the vectorized loop " + f->name + " holds more than one statement; on a chip a vectorized loop "
+                            "runs one Provide across the lanes (compute producers outside it)");
+            const int64_t lo = constant(f->min, "the start of loop " + f->name), n = constant(f->extent, "the extent of loop " + f->name);
+            for (int64_t i = lo; i < lo + n; ++i) {
+                scope_[f->name] = Expr(static_cast<int>(i));
+                walk(f->body);
+            }
+            scope_.erase(f->name);
+            return;
+        }
+        if (const Provide *p = s.as<Provide>())
+            throw Error("chip backend: " + p->name + " is written outside any loop (a scalar); chip stages run across the VXM's lanes");
+        if (s.as<Evaluate>()) return;
+        throw Error("chip backend: a statement the chip compiler does not handle: " + to_string(s));
+    }
+
+    void realize(const Realize *r) {
+        if (planning_) return walk(r->body);
+        auto lane = lanes_.find(r->name);
+        if (lane == lanes_.end()) return walk(r->body); // never written by a vector stage
+        std::vector<int64_t> mins, extents;
+        for (size_t d = 0; d < r->bounds.size(); ++d) {
+            mins.push_back(constant(r->bounds[d].min, "the region of " + r->name));
+            extents.push_back(constant(r->bounds[d].extent, "the region of " + r->name));
+        }
+        Stored st;
+        st.layout = RowLayout(lane->second, mins, extents, L_);
+        st.tile = place(st.layout.rows, r->name);
+        auto saved = stored_.find(r->name) == stored_.end() ? std::optional<Stored>() : std::optional<Stored>(stored_[r->name]);
+        stored_[r->name] = st;
+        walk(r->body);
+        emitter_.retire(st.tile);
+        if (saved) stored_[r->name] = *saved;
+        else stored_.erase(r->name);
+    }
+
+    TileRef place(int64_t rows, const std::string &what) {
+        const int64_t bank_rows = vector_memory(t_).rows_per_bank;
+        return emitter_.tile_anywhere(rows, int(placed_++ % 2), what, rows > bank_rows);
+    }
+
+    /// A perfect nest of loops (with lets and guards) around one Provide: compiled as vector
+    /// statements. False when `s` is not one.
+    bool vector_nest(const Stmt &s) {
+        struct Loop {
+            const For *f;
+        };
+        std::vector<const For *> loops;
+        std::vector<std::pair<std::string, Expr>> lets;
+        std::vector<Expr> guards;
+        Stmt cur = s;
+        const Provide *provide = nullptr;
+        while (cur.defined()) {
+            if (const For *f = cur.as<For>()) {
+                loops.push_back(f);
+                cur = f->body;
+            } else if (const LetStmt *l = cur.as<LetStmt>()) {
+                lets.emplace_back(l->name, l->value);
+                cur = l->body;
+            } else if (const IfThenElse *i = cur.as<IfThenElse>()) {
+                if (i->else_case.defined()) return false;
+                guards.push_back(i->condition);
+                cur = i->then_case;
+            } else if ((provide = cur.as<Provide>())) {
+                break;
+            } else {
+                return false;
+            }
+        }
+        if (!provide) return false;
+        // Lets and guards in terms of the nest's loops.
+        std::map<std::string, Expr> let_values;
+        for (auto &[n, v] : lets) let_values[n] = substitute_vars(v, let_values);
+        std::vector<Expr> args;
+        for (const Expr &a : provide->args) args.push_back(substitute_vars(a, let_values));
+        const Expr value = substitute_vars(provide->value, let_values);
+        for (Expr &g : guards) g = substitute_vars(g, let_values);
+        int stage = 0;
+        for (const For *f : loops)
+            if (int st = stage_of_loop(provide->name, f->name); st >= 0) stage = st;
+        const std::string stage_name = stage_display_name(provide->name, stage);
+
+        const For *lane = nullptr;
+        for (const For *f : loops)
+            if (f->kind == ForKind::Vectorized) {
+                if (lane) throw Error("chip backend: " + stage_name + " vectorizes two loops (" + lane->name + ", " + f->name + "); the VXM has one row of lanes");
+                lane = f;
+            }
+        if (!lane) throw Error("chip backend: " + stage_name + " vectorizes no loop; on a chip every stage runs across the VXM's lanes");
+        // The update the VXM reduces in time: f = f op e, with op one it has a reduction for.
+        std::optional<VxmOp> reduce;
+        Expr reduced;
+        auto self_and = [&](const Expr &a, const Expr &b) {
+            const Call *c = a.as<Call>();
+            if (!c || c->call_type != CallType::Func || c->name != provide->name || c->args.size() != args.size()) return false;
+            for (size_t i = 0; i < args.size(); ++i)
+                if (!equal(c->args[i], args[i])) return false;
+            reduced = b;
+            return !mentions_call(b, provide->name);
+        };
+        if (const Add *op = value.as<Add>()) {
+            if (self_and(op->a, op->b) || self_and(op->b, op->a)) reduce = VxmOp::Add;
+        } else if (const Max *op = value.as<Max>()) {
+            if (self_and(op->a, op->b) || self_and(op->b, op->a)) reduce = VxmOp::Max;
+        } else if (const Min *op = value.as<Min>()) {
+            if (self_and(op->a, op->b) || self_and(op->b, op->a)) reduce = VxmOp::Min;
+        }
+        auto in_args = [&](const std::string &v) {
+            return std::any_of(args.begin(), args.end(), [&](const Expr &a) { return mentions(a, v); });
+        };
+        // The row loop: the innermost reduction loop when the VXM reduces in time, else the
+        // longest loop the Provide writes along.
+        const For *row = nullptr;
+        if (reduce)
+            for (const For *f : loops)
+                if (f != lane && !in_args(f->name)) row = f;
+        if (!row) {
+            reduce.reset();
+            int64_t best = 0;
+            for (const For *f : loops) {
+                if (f == lane || !in_args(f->name)) continue;
+                auto n = as_const_int(resolve(f->extent));
+                if (n && *n >= best) {
+                    best = *n;
+                    row = f;
+                }
+            }
+        }
+        for (const For *f : loops)
+            for (const For *v : {lane, row})
+                if (v && f != v && (mentions(f->min, v->name) || mentions(f->extent, v->name)))
+                    throw Error("chip backend: in " + stage_name + ", the bounds of loop " + f->name + " depend on " + v->name +
+                                ", which runs across a tile; make " + f->name + " the outer loop");
+        for (const Expr &g : guards)
+            if (mentions(g, lane->name) || (row && mentions(g, row->name)))
+                throw Error("chip backend: " + stage_name + " guards its vectorized loop with " + to_string(g) +
+                            "; a vector instruction runs all its lanes and rows (vectorize the whole loop, or split with "
+                            "TailStrategy::RoundUp or ShiftInwards)");
+        Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced};
+        enumerate(nest, loops, 0);
+        return true;
+    }
+
+    static bool mentions_call(const Expr &e, const std::string &func) {
+        for (const Expr &c : func_calls(e))
+            if (c.as<Call>()->name == func) return true;
+        return false;
+    }
+
+    struct Nest {
+        std::string func, stage;
+        std::vector<Expr> args;
+        Expr value;
+        std::vector<Expr> guards;
+        const For *lane = nullptr, *row = nullptr;
+        std::optional<VxmOp> reduce;
+        Expr reduced;
+    };
+
+    /// Unrolls the nest's loops from `i` inwards; the lane loop goes by chunks and the row loop
+    /// by tiles of rows.
+    void enumerate(const Nest &n, const std::vector<const For *> &loops, size_t i) {
+        if (i == loops.size()) return statement(n);
+        const For *f = loops[i];
+        const int64_t lo = constant(f->min, "the start of loop " + f->name), ext = constant(f->extent, "the extent of loop " + f->name);
+        if (f == n.lane) {
+            for (int64_t c = lo; c < lo + ext; c += L_) {
+                pt_.lane_var = f->name;
+                pt_.lane_min = c;
+                enumerate(n, loops, i + 1);
+            }
+        } else if (f == n.row) {
+            for (int64_t r = lo; r < lo + ext; r += kRowsPerTile) {
+                pt_.row_var = f->name;
+                pt_.row_min = r;
+                pt_.rows = std::min(kRowsPerTile, lo + ext - r);
+                enumerate(n, loops, i + 1);
+            }
+        } else {
+            for (int64_t v = lo; v < lo + ext; ++v) {
+                scope_[f->name] = Expr(static_cast<int>(v));
+                enumerate(n, loops, i + 1);
+            }
+            scope_.erase(f->name);
+        }
+        if (f == n.row) pt_ = Point{"", pt_.lane_var, 0, 1, pt_.lane_min};
+    }
+
+    /// An argument as an affine function of this tile's row and lane indices.
+    Affine index(const Expr &arg, const std::string &what) const {
+        auto a = affine(resolve(arg), pt_.row_var.empty() ? "\x01" : pt_.row_var, pt_.lane_var);
+        if (!a)
+            throw Error("chip backend: the index " + to_string(resolve(arg)) + " of " + what +
+                        " is not affine in the loops the chip runs across a tile (" + pt_.lane_var +
+                        (pt_.row_var.empty() ? "" : ", " + pt_.row_var) + ")");
+        // From loop values to indices within this tile.
+        a->c += a->row * pt_.row_min + a->lane * pt_.lane_min;
+        return *a;
+    }
+
+    /// The rows of a Func stored with `layout` that a read or write at `args` touches in this
+    /// tile: first row and row step. Throws when its lanes are not the layout's lanes.
+    std::pair<int64_t, int64_t> rows_of(const RowLayout &layout, const std::vector<Expr> &args, const std::string &what) const {
+        int64_t first = 0, step = 0;
+        for (size_t d = 0; d < args.size(); ++d) {
+            const Affine a = index(args[d], what);
+            const int64_t off = a.c - layout.min[d];
+            if (int(d) == layout.lane) {
+                if (a.lane != 1 || a.row != 0 || off % L_ != 0)
+                    throw Error("chip backend: " + what + " reads its lane dimension " + std::to_string(d) + " at " + to_string(resolve(args[d])) +
+                                "; on chip that dimension is in the VXM's lanes, so the lane loop (" + pt_.lane_var +
+                                ") must index it directly, at a multiple of " + std::to_string(L_) + " (no shift, no stride)");
+                first += off / L_;
+            } else {
+                if (a.lane != 0)
+                    throw Error("chip backend: " + what + " varies its dimension " + std::to_string(d) + " with the lane loop " + pt_.lane_var +
+                                ", but that dimension is stored in rows; vectorize the loop along dimension " + std::to_string(layout.lane));
+                first += off * layout.row_step[d];
+                step += a.row * layout.row_step[d];
+            }
+        }
+        if (step < 0) throw Error("chip backend: " + what + " runs backwards along the rows of a tile; reverse the loop");
+        return {first, step};
+    }
+
+    void statement(const Nest &n) {
+        for (const Expr &g : n.guards) {
+            auto c = as_const_int(resolve(g));
+            if (!c) throw Error("chip backend: the guard " + to_string(resolve(g)) + " of " + n.stage + " is not known at compile time");
+            if (!*c) return;
+        }
+        if (planning_) {
+            plan_reads(n.value);
+            return;
+        }
+        ++statements_;
+        Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage};
+        const Type type = n.value.type();
+        const DType dt = lane_dtype(type, n.stage);
+        const int64_t R = pt_.rows;
+        if (n.reduce) {
+            TileRef g = value_of(st, n.reduced);
+            if (*n.reduce == VxmOp::Min) g = unary(st, VxmOp::Mul, dt, g, -1.0, "negate for a min");
+            const std::string over = n.stage + " over " + pt_.row_var;
+            Point tile = pt_;
+            pt_.rows = 1;
+            pt_.row_min = 0;
+            const TileRef dst = destination(n);
+            TileRef red = st.tiles.fresh(1, {g}, VectorEmitter::other_side(dst), n.stage + " reduction", {dst});
+            emitter_.reduce_rows(*n.reduce == VxmOp::Add ? VxmOp::Add : VxmOp::Max, dt, red, g, over);
+            if (*n.reduce == VxmOp::Min) red = separate(st, dst, unary(st, VxmOp::Mul, dt, red, -1.0, "negate back"));
+            TileRef combined = st.tiles.fresh(1, {dst, red}, VectorEmitter::other_side(dst), n.stage + " combined");
+            emitter_.vxm(*n.reduce, dt, dt, combined, {dst, red}, std::nullopt, {}, n.stage + " accumulate");
+            store_on_chip(st, dst, round_to(st, combined, type), n.stage);
+            pt_ = tile;
+        } else {
+            const TileRef v = value_of(st, n.value);
+            auto out = outputs_.find(n.func);
+            if (out != outputs_.end() && !out->second.whole) {
+                const auto [first, step] = rows_of(out->second.layout, n.args, n.stage);
+                chipsim::OffchipView view;
+                view.tensor = out->second.tensor;
+                view.offset = first * t_.vector_bytes;
+                if (R > 1) view.outer = {{R, step * t_.vector_bytes}};
+                view.inner_bytes = t_.vector_bytes;
+                emitter_.store(view, v, n.stage + " result");
+            } else {
+                store_on_chip(st, destination(n), v, n.stage);
+            }
+        }
+        st.tiles.retire_all();
+    }
+
+    /// `y`, or a copy of it that an instruction can read together with `x` (tsp-mini: one slice
+    /// feeds one operand a cycle).
+    TileRef separate(Statement &st, const TileRef &x, const TileRef &y) {
+        if (!emitter_.streaming() || !VectorEmitter::share_slice(x, y)) return y;
+        const TileRef copy = st.tiles.fresh(y.count, {y}, VectorEmitter::other_side(x), st.stage + " operand copy", {x});
+        emitter_.copy(copy, y, "copy of an operand to another slice");
+        return copy;
+    }
+
+    /// Copies a computed tile into the rows of a Func stored on chip.
+    void store_on_chip(Statement &st, const TileRef &dst, const TileRef &v, const std::string &what) {
+        emitter_.copy(dst, separate(st, dst, v), what + " store");
+    }
+
+    /// The on-chip rows a Provide of `n` writes in this tile.
+    TileRef destination(const Nest &n) {
+        const Stored *s = storage(n.func, n.stage);
+        const auto [first, step] = rows_of(s->layout, n.args, n.stage);
+        if (pt_.rows > 1 && step == 0)
+            throw Error("chip backend: " + n.stage + " writes the same element on every row of a tile (loop " + pt_.row_var + ")");
+        return VectorEmitter::rows_of(s->tile, first, pt_.rows, step);
+    }
+
+    const Stored *storage(const std::string &func, const std::string &what) {
+        auto it = stored_.find(func);
+        if (it != stored_.end()) return &it->second;
+        auto o = outputs_.find(func);
+        if (o != outputs_.end() && o->second.whole) {
+            whole_output_.layout = o->second.layout;
+            whole_output_.tile = o->second.tile;
+            return &whole_output_;
+        }
+        throw Error("chip backend: " + what + " uses " + func + ", which the chip compiler has not placed on chip");
+    }
+
+    // ---- Values ---------------------------------------------------------------------------
+
+    TileRef value_of(Statement &st, const Expr &e) {
+        auto memo = st.values.find(e.node.get());
+        if (memo != st.values.end()) return memo->second;
+        TileRef r = compute(st, e);
+        st.values[e.node.get()] = r;
+        return r;
+    }
+
+    TileRef compute(Statement &st, const Expr &e) {
+        const int64_t R = pt_.rows;
+        const std::string what = st.stage;
+        if (const Call *c = e.as<Call>()) {
+            if (c->call_type == CallType::Input) return input_tile(st, e);
+            if (c->call_type == CallType::Func) {
+                const Stored *s = storage(c->name, what);
+                const auto [first, step] = rows_of(s->layout, c->args, "the read " + to_string(e) + " in " + what);
+                return VectorEmitter::rows_of(s->tile, first, R, step);
+            }
+            return intrinsic(st, c, e.type());
+        }
+        if (e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>()) return constant_tile(st, e);
+        if (const Cast *c = e.as<Cast>()) return cast(st, c);
+        const DType dt = lane_dtype(e.type(), what);
+        if (!e.type().is_float() && e.type().bits() < 32)
+            throw Error("chip backend: " + what + " computes " + to_string(e) + ": " + e.type().to_string() + " arithmetic wraps at " +
+                        std::to_string(e.type().bits()) + " bits, the VXM's 32-bit lanes do not; widen to int32 first");
+        auto binary = [&](VxmOp op, const Expr &a, const Expr &b, bool commutes) -> TileRef {
+            auto ca = as_const_float(a), cb = as_const_float(b);
+            if (cb) return round_to(st, unary(st, op, dt, value_of(st, a), *cb, what), e.type());
+            if (ca && commutes) return round_to(st, unary(st, op, dt, value_of(st, b), *ca, what), e.type());
+            const TileRef x = value_of(st, a), y = separate(st, x, value_of(st, b));
+            const TileRef dst = st.tiles.fresh(R, {x, y}, VectorEmitter::other_side(x), what);
+            emitter_.vxm(op, dt, dt, dst, {x, y}, std::nullopt, {}, what);
+            return round_to(st, dst, e.type());
+        };
+        if (const Add *op = e.as<Add>()) return binary(VxmOp::Add, op->a, op->b, true);
+        if (const Mul *op = e.as<Mul>()) return binary(VxmOp::Mul, op->a, op->b, true);
+        if (const Max *op = e.as<Max>()) return binary(VxmOp::Max, op->a, op->b, true);
+        if (const Min *op = e.as<Min>()) return binary(VxmOp::Min, op->a, op->b, true);
+        if (const Sub *op = e.as<Sub>()) {
+            if (auto ca = as_const_float(op->a)) // c - x = (x - c) · -1
+                return round_to(st, chain(st, dt, value_of(st, op->b), VxmOp::Sub, *ca, {{VxmOp::Mul, true, -1.0}}, what), e.type());
+            return binary(VxmOp::Sub, op->a, op->b, false);
+        }
+        if (const Div *op = e.as<Div>()) {
+            if (dt == DType::Int32)
+                throw Error("chip backend: " + what + " divides integers (" + to_string(e) +
+                            "); the VXM's integer division truncates where the DSL's rounds down — not compiled for chips yet");
+            if (auto ca = as_const_float(op->a)) // c / x = recip(x) · c
+                return round_to(st, chain(st, dt, value_of(st, op->b), VxmOp::Recip, std::nullopt, {{VxmOp::Mul, true, *ca}}, what), e.type());
+            return binary(VxmOp::Div, op->a, op->b, false);
+        }
+        throw Error("chip backend: " + what + " computes " + to_string(e) + "; the VXM has no instruction for it (" +
+                    "it adds, subtracts, multiplies, divides, takes min/max, exp, tanh, rsqrt, sqrt, abs and casts)");
+    }
+
+    /// op(x, imm) — or a unary op when `imm` is absent.
+    TileRef unary(Statement &st, VxmOp op, DType dt, const TileRef &x, std::optional<double> imm, const std::string &what) {
+        return chain(st, dt, x, op, imm, {}, what);
+    }
+
+    TileRef chain(Statement &st, DType dt, const TileRef &x, VxmOp op, std::optional<double> imm, const std::vector<ChainStep> &rest,
+                  const std::string &what) {
+        const TileRef dst = st.tiles.fresh(x.count, {x}, VectorEmitter::other_side(x), what);
+        emitter_.vxm(op, dt, dt, dst, {x}, imm, rest, what);
+        return dst;
+    }
+
+    /// A bf16 or fp16 value rounds after every operation, as the reference evaluator rounds it:
+    /// out through the narrow type and back.
+    TileRef round_to(Statement &st, const TileRef &x, Type t) {
+        if (!t.is_float() || t.bits() != 16) return x;
+        const DType narrow = t == BFloat(16) ? DType::BF16 : DType::FP16;
+        const TileRef n = st.tiles.fresh(x.count, {x}, VectorEmitter::other_side(x), st.stage + " rounding");
+        emitter_.vxm(VxmOp::Cast, DType::FP32, narrow, n, {x}, std::nullopt, {}, "round to " + std::string(chipsim::dtype_name(narrow)));
+        const TileRef w = st.tiles.fresh(x.count, {n}, VectorEmitter::other_side(n), st.stage + " widened");
+        emitter_.vxm(VxmOp::Cast, narrow, DType::FP32, w, {n}, std::nullopt, {}, "widen");
+        return w;
+    }
+
+    TileRef cast(Statement &st, const Cast *c) {
+        const Type from = c->value.type(), to = c->type;
+        const DType a = lane_dtype(from, st.stage), b = lane_dtype(to, st.stage);
+        const TileRef x = value_of(st, c->value);
+        if (a == b) {
+            const bool widening = to.is_float() ? to.bits() >= from.bits() : (to.bits() > from.bits() || (to.bits() == from.bits() && to.is_int() == from.is_int()));
+            if (!widening && !(to.is_float() && to.bits() == 16))
+                throw Error("chip backend: " + st.stage + " narrows " + from.to_string() + " to " + to.to_string() +
+                            "; the VXM's 32-bit lanes do not wrap to narrower integers — not compiled for chips yet");
+            return round_to(st, x, to);
+        }
+        if (a == DType::FP32)
+            throw Error("chip backend: " + st.stage + " converts " + from.to_string() + " to " + to.to_string() +
+                        "; float-to-integer conversion (which truncates in the DSL) is not compiled for chips yet");
+        const TileRef dst = st.tiles.fresh(x.count, {x}, VectorEmitter::other_side(x), st.stage + " cast");
+        emitter_.vxm(VxmOp::Cast, a, b, dst, {x}, std::nullopt, {}, "cast");
+        return round_to(st, dst, to);
+    }
+
+    TileRef intrinsic(Statement &st, const Call *c, Type type) {
+        const DType dt = lane_dtype(type, st.stage);
+        if (dt != DType::FP32)
+            throw Error("chip backend: " + st.stage + " applies " + c->name + " to integers; the VXM's transcendental units take fp32");
+        const TileRef x = value_of(st, c->args[0]);
+        const std::string what = st.stage + " " + c->name;
+        TileRef r;
+        switch (c->intrinsic) {
+        case Intrinsic::Exp: r = unary(st, VxmOp::Exp, dt, x, std::nullopt, what); break;
+        case Intrinsic::Tanh: r = unary(st, VxmOp::Tanh, dt, x, std::nullopt, what); break;
+        case Intrinsic::Rsqrt: r = unary(st, VxmOp::Rsqrt, dt, x, std::nullopt, what); break;
+        // sqrt(x) = 1 / rsqrt(x): exact at 0 (1 / inf), within 2 ulp elsewhere.
+        case Intrinsic::Sqrt: r = chain(st, dt, x, VxmOp::Rsqrt, std::nullopt, {{VxmOp::Recip, false, 0}}, what); break;
+        // sigmoid(x) = 1 / (1 + exp(-x)).
+        case Intrinsic::Sigmoid:
+            r = chain(st, dt, x, VxmOp::Mul, -1.0, {{VxmOp::Exp, false, 0}, {VxmOp::Add, true, 1.0}, {VxmOp::Recip, false, 0}}, what);
+            break;
+        case Intrinsic::Abs: { // max(x, -x)
+            const TileRef neg = unary(st, VxmOp::Mul, dt, x, -1.0, what + " (negated)");
+            r = st.tiles.fresh(x.count, {x, neg}, VectorEmitter::other_side(x), what);
+            emitter_.vxm(VxmOp::Max, dt, dt, r, {x, neg}, std::nullopt, {}, what);
+            break;
+        }
+        default:
+            throw Error("chip backend: " + st.stage + " calls " + c->name + ", which the VXM has no instruction or expansion for yet "
+                        "(exp, tanh, rsqrt, sqrt, sigmoid and abs compile)");
+        }
+        return round_to(st, r, type);
+    }
+
+    // ---- Constants ------------------------------------------------------------------------
+
+    /// A constant as an operand tile: one row of the program's constant table, read `rows`
+    /// times (row step 0).
+    TileRef constant_tile(Statement &st, const Expr &e) {
+        const DType dt = lane_dtype(e.type(), st.stage);
+        std::vector<double> &table = dt == DType::FP32 ? float_constants_ : int_constants_;
+        const double v = *as_const_float(e);
+        size_t row = std::find(table.begin(), table.end(), v) - table.begin();
+        if (row == table.size()) table.push_back(v);
+        const std::string key = std::string(dt == DType::FP32 ? "KF" : "KI") + "#" + std::to_string(row);
+        auto it = st.loads.find(key);
+        if (it == st.loads.end()) {
+            const TileRef one = emitter_.tile_anywhere(1, int(placed_++ % 2), "a constant");
+            st.tiles.own(one);
+            chipsim::OffchipView view;
+            view.tensor = dt == DType::FP32 ? "KF" : "KI";
+            view.offset = int64_t(row) * t_.vector_bytes;
+            view.inner_bytes = t_.vector_bytes;
+            emitter_.load(one, view, "constant " + to_string(e));
+            it = st.loads.emplace(key, one).first;
+        }
+        return VectorEmitter::broadcast(it->second, pt_.rows);
+    }
+
+    void declare_constants() {
+        for (auto [name, table, dt] : {std::tuple{"KF", &float_constants_, DType::FP32}, std::tuple{"KI", &int_constants_, DType::Int32}}) {
+            if (table->empty()) continue;
+            declare(cp_, name, name, dt, {int64_t(table->size()), L_}, {}, {}, {}, false);
+            for (double v : *table)
+                for (int64_t l = 0; l < L_; ++l) cp_.tensors.back().constant.push_back(float(v));
+        }
+    }
+
+    // ---- Inputs ---------------------------------------------------------------------------
+
+    /// The DMA view of the tile of Input `call` this statement reads.
+    chipsim::OffchipView input_view(const Call *c, const InputPlan &plan, const std::string &what) const {
+        int64_t off = 0, row = 0, lane = 0;
+        for (size_t d = 0; d < c->args.size(); ++d) {
+            const Affine a = index(c->args[d], what);
+            off += (a.c - plan.lo[d]) * plan.stride[d];
+            row += a.row * plan.stride[d];
+            lane += a.lane * plan.stride[d];
+        }
+        if (row < 0 || lane < 0)
+            throw Error("chip backend: " + what + " reads " + c->name + " backwards along a tile's rows or lanes; reverse the loop");
+        chipsim::OffchipView v;
+        v.tensor = plan.tensor;
+        v.offset = off * 4;
+        if (pt_.rows > 1) v.outer.push_back({pt_.rows, row * 4});
+        if (lane == 1) {
+            v.inner_bytes = L_ * 4;
+        } else {
+            v.outer.push_back({L_, lane * 4});
+            v.inner_bytes = 4;
+        }
+        return v;
+    }
+
+    TileRef input_tile(Statement &st, const Expr &e) {
+        const Call *c = e.as<Call>();
+        const InputPlan &plan = inputs_.at(c->name);
+        const chipsim::OffchipView v = input_view(c, plan, "the read " + to_string(e) + " in " + st.stage);
+        std::string key = c->name + "@" + std::to_string(v.offset);
+        for (auto &d : v.outer) key += "," + std::to_string(d.count) + ":" + std::to_string(d.stride);
+        auto it = st.loads.find(key);
+        if (it != st.loads.end()) return it->second;
+        const TileRef tile = emitter_.tile_anywhere(pt_.rows, int(placed_++ % 2), "a tile of " + c->name);
+        st.tiles.own(tile);
+        emitter_.load(tile, v, c->name + " tile");
+        st.loads.emplace(key, tile);
+        return tile;
+    }
+
+    /// Planning walk: widens each Input's padded box to what this statement reads.
+    void plan_reads(const Expr &value) {
+        std::function<void(const Expr &)> visit = [&](const Expr &e) {
+            if (const Call *c = e.as<Call>()) {
+                if (c->call_type == CallType::Input) {
+                    auto [it, fresh] = inputs_.try_emplace(c->name);
+                    InputPlan &plan = it->second;
+                    if (fresh) {
+                        plan.shape = constant_shape(input_types_.at(c->name));
+                        plan.lo.assign(plan.shape.size(), 0);
+                        plan.hi = plan.shape;
+                        plan.dtype = lane_dtype(c->type, "Input " + c->name);
+                    }
+                    for (size_t d = 0; d < c->args.size(); ++d) {
+                        const Affine a = index(c->args[d], "the read " + to_string(e));
+                        const int64_t ends[2] = {a.c + std::min<int64_t>(0, a.row * (pt_.rows - 1)) + std::min<int64_t>(0, a.lane * (L_ - 1)),
+                                                 a.c + std::max<int64_t>(0, a.row * (pt_.rows - 1)) + std::max<int64_t>(0, a.lane * (L_ - 1))};
+                        plan.lo[d] = std::min(plan.lo[d], ends[0]);
+                        plan.hi[d] = std::max(plan.hi[d], ends[1] + 1);
+                    }
+                }
+                for (const Expr &a : c->args) visit(a);
+                return;
+            }
+            for (const Expr &k : children(e)) visit(k);
+        };
+        visit(value);
+    }
+
+    void declare_inputs() {
+        int k = 0;
+        for (auto &[name, plan] : inputs_) {
+            plan.tensor = "in" + std::to_string(k++);
+            std::vector<int64_t> chip, offset;
+            std::vector<int> dims;
+            for (size_t d = 0; d < plan.shape.size(); ++d) {
+                chip.push_back(plan.hi[d] - plan.lo[d]);
+                offset.push_back(-plan.lo[d]);
+                dims.push_back(int(d));
+            }
+            plan.stride = row_major_strides(chip);
+            declare(cp_, plan.tensor, name, plan.dtype, chip, plan.shape, dims, offset, false);
+        }
+    }
+
+    void declare_outputs() {
+        for (size_t o = 0; o < m_.outputs.size(); ++o) {
+            const LoweredBuffer &b = m_.outputs[o];
+            auto lane = lanes_.find(b.name);
+            if (lane == lanes_.end()) throw Error("chip backend: output " + b.name + " is never computed by a vector stage");
+            OutputPlan plan;
+            plan.tensor = "out" + std::to_string(o);
+            std::vector<int64_t> shape = cp_.output_shapes.at(o);
+            plan.layout = RowLayout(lane->second, std::vector<int64_t>(shape.size(), 0), shape, L_);
+            plan.dtype = lane_dtype(b.type, "output " + b.name);
+            plan.whole = stored_whole_.count(b.name) > 0;
+            std::vector<int64_t> chip;
+            std::vector<int> dims(shape.size());
+            for (size_t d = 0; d < shape.size(); ++d)
+                if (int(d) != plan.layout.lane) {
+                    dims[d] = int(chip.size());
+                    chip.push_back(shape[d]);
+                }
+            dims[size_t(plan.layout.lane)] = int(chip.size());
+            chip.push_back(plan.layout.chunks * L_);
+            declare(cp_, plan.tensor, b.name, plan.dtype, chip, shape, dims, {}, true);
+            if (plan.whole) plan.tile = place(plan.layout.rows, "output " + b.name);
+            outputs_[b.name] = plan;
+        }
+    }
+
+    ChipProgram &cp_;
+    const chipsim::Target &t_;
+    chipsim::TimingModel model_;
+    VectorEmitter emitter_;
+    const LoweredModule &m_;
+    std::map<std::string, int> lanes_;
+    const int64_t L_;
+    std::map<std::string, Input> input_types_;
+    std::map<std::string, int> output_index_;
+    std::set<std::string> stored_whole_;
+    std::map<std::string, Expr> scope_;
+    bool planning_ = false;
+    Point pt_;
+    std::map<std::string, InputPlan> inputs_;
+    std::map<std::string, OutputPlan> outputs_;
+    std::map<std::string, Stored> stored_;
+    Stored whole_output_;
+    std::vector<double> float_constants_, int_constants_;
+    int64_t placed_ = 0, statements_ = 0;
+};
+
+/// Whether a multiplication of two reads shares a reduction variable, one read with a pure
+/// variable the other lacks: acc[i, j] += a[i, k] * b[k, j], convolutions — and weighted
+/// stencils, which the GEMM path hands back when it cannot tensorize them.
+bool matmul_shaped(const Expr &e, bool strict) {
+    if (const Mul *m = e.as<Mul>()) {
+        auto strip = [](Expr x) {
+            while (const Cast *c = x.as<Cast>()) x = c->value;
+            return x;
+        };
+        const Call *a = strip(m->a).as<Call>(), *b = strip(m->b).as<Call>();
+        if (a && b && a->call_type != CallType::Intrinsic && b->call_type != CallType::Intrinsic) {
+            auto vars = [](const Call *c, VariableKind kind) {
+                std::set<std::string> out;
+                std::function<void(const Expr &)> go = [&](const Expr &x) {
+                    if (const Variable *v = x.as<Variable>()) {
+                        if (v->kind == kind) out.insert(v->name);
+                        return;
+                    }
+                    for (const Expr &k : children(x)) go(k);
+                };
+                for (const Expr &x : c->args) go(x);
+                return out;
+            };
+            const auto ra = vars(a, VariableKind::Reduction), rb = vars(b, VariableKind::Reduction);
+            const auto pa = vars(a, VariableKind::Pure), pb = vars(b, VariableKind::Pure);
+            auto has_other = [](const std::set<std::string> &x, const std::set<std::string> &y) {
+                return std::any_of(x.begin(), x.end(), [&](const std::string &v) { return !y.count(v); });
+            };
+            const bool shared = std::any_of(ra.begin(), ra.end(), [&](const std::string &v) { return rb.count(v) > 0; });
+            if (shared && (strict ? has_other(pa, pb) && has_other(pb, pa) : has_other(pa, pb) || has_other(pb, pa))) return true;
+        }
+    }
+    for (const Expr &k : children(e))
+        if (matmul_shaped(k, strict)) return true;
+    return false;
+}
+
+} // namespace
+
+namespace {
+
+bool product_of_reads(const Pipeline &p, bool strict) {
+    for (const Func &f : p.functions()) {
+        for (auto &[stage, ds] : f.contents()->schedule.stages)
+            for (const Directive &d : ds)
+                if (d.kind == DirectiveKind::Tensorize) return true;
+        for (const Definition &u : f.contents()->updates)
+            if (u.rdom && matmul_shaped(u.value, strict)) return true;
+    }
+    return false;
+}
+
+} // namespace
+
+bool may_need_matrix_unit(const Pipeline &p) { return product_of_reads(p, false); }
+bool needs_matrix_unit(const Pipeline &p) { return product_of_reads(p, true); }
+
+void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
+    const Schedule original = p.schedule();
+    // The default rule fills in what the schedule leaves open; the user's schedule comes back
+    // however compilation ends.
+    struct Restore {
+        const Pipeline &p;
+        const Schedule &s;
+        ~Restore() { p.set_schedule(s); }
+    } restore{p, original};
+    p.set_schedule(with_default_vector_lanes(p, target, output_shapes));
+    const LoweredModule m = lower_unflattened(p, target, output_shapes);
+    std::map<std::string, int> lanes;
+    for (const ProvideSite &s : provide_sites(m.body)) {
+        auto v = s.vectorized_loop();
+        if (!v) continue;
+        int dim = -1;
+        for (size_t i = 0; i < s.args.size(); ++i)
+            if (mentions(s.args[i], *v)) dim = int(i);
+        if (dim < 0) continue;
+        auto [it, fresh] = lanes.emplace(s.func, dim);
+        if (!fresh && it->second != dim)
+            throw Error("chip backend: " + stage_display_name(s.func, s.stage) + " vectorizes along dimension " + std::to_string(dim) + " of " +
+                        s.func + ", another of its stages along dimension " + std::to_string(it->second) +
+                        "; a Func keeps one dimension in the VXM's lanes");
+    }
+    cp.output_shapes = output_shapes;
+    cp.outputs.clear();
+    for (const Func &o : p.outputs()) cp.outputs.push_back(o.name());
+    LoopNestCompiler(cp, m, lanes, p).compile();
+    cp.assembly = chipsim::disassemble(cp.program);
+}
+
+} // namespace tessera::internal::chip

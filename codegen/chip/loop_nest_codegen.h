@@ -1,0 +1,38 @@
+#pragma once
+// The chip compiler's path from the lowered loop nest (DESIGN.md §5): any composition of
+// element-wise and reduction stages — the user's own norms, reductions on any axis, stencils,
+// producers computed at a consumer's loops — compiles from lower_unflattened(pipeline, chip)
+// into VXM, DMA and on-chip copy instructions, scheduled on chipsim's timing model. Nothing
+// here reads a Func's name to decide what to emit; the schedule (which loop is vectorized,
+// where each producer is computed) decides.
+//
+// The vector model: a vectorized loop runs across the VXM's lanes (chunks of L 32-bit lanes);
+// one other loop of the same nest runs down the rows of a tile, in time; every further loop is
+// unrolled at compile time into separate instructions. A Func stored on chip keeps the
+// dimension its vectorized loops index in the lanes (padded to L) and its other dimensions as
+// vector rows; a reduction whose loop runs down the rows becomes vxm.reduce.rows. Inputs stay
+// in their own layout (zero-padded on the host) and every read of one is a DMA that gathers
+// exactly the tile the instruction needs — shifted for a stencil, strided for a transposed
+// read, repeated for a broadcast.
+#include <cstdint>
+#include <vector>
+
+#include "tessera/codegen/chip_backend.h"
+
+namespace tessera::internal::chip {
+
+/// Whether a stage of `p` may be one for the matrix unit: a tensorize directive, or an update
+/// that multiplies two reads sharing a reduction variable, one with an output variable the
+/// other lacks (acc[i, j] += a[i, k] * b[k, j], convolutions, weighted stencils). Those try
+/// the MXM path first.
+bool may_need_matrix_unit(const Pipeline &p);
+/// Whether the matrix unit is the only way: a tensorize directive, or a product whose two
+/// reads each have an output variable the other lacks (no vector stage computes it well).
+bool needs_matrix_unit(const Pipeline &p);
+
+/// Compiles `p` for cp.target from its loop nest. Stages without a vectorized loop get the
+/// default chip rule (vector_lanes.h). Throws tessera::Error naming the stage, the loop and
+/// the unit that lacks what the nest needs.
+void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
+
+} // namespace tessera::internal::chip
