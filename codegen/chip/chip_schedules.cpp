@@ -6,6 +6,7 @@
 
 #include "gemm_codegen.h"
 #include "gemm_pattern.h"
+#include "loop_nest_codegen.h"
 #include "op_recognizer.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/error.h"
@@ -31,7 +32,17 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
         }
         return;
     }
-    const internal::chip::GemmPattern g = internal::chip::match_gemm(pipeline);
+    // Vector stages compile from their loop nests under the chip's default rule (vector_lanes.h);
+    // a product the GEMM matcher hands back (a weighted stencil) too.
+    if (!internal::chip::may_need_matrix_unit(pipeline)) return;
+    std::optional<internal::chip::GemmPattern> matched;
+    try {
+        matched = internal::chip::match_gemm(pipeline);
+    } catch (const Error &) {
+        if (internal::chip::needs_matrix_unit(pipeline)) throw;
+        return;
+    }
+    const internal::chip::GemmPattern &g = *matched;
     if (g.conv) { // the implicit GEMM picks whole output rows per tile itself
         Func out = g.product;
         out.store_in(MemoryKind::ACC);

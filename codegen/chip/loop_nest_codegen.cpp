@@ -73,6 +73,20 @@ std::optional<Affine> affine(const Expr &e, const std::string &row, const std::s
     return std::nullopt;
 }
 
+/// The value of a constant (an immediate of any type, or one converted to another type).
+std::optional<double> immediate(const Expr &e) {
+    if (const FloatImm *f = e.as<FloatImm>()) return f->value;
+    if (auto i = as_const_int(e)) return double(*i);
+    if (const UIntImm *u = e.as<UIntImm>()) return double(u->value);
+    if (const Cast *c = e.as<Cast>())
+        if (auto v = immediate(c->value)) {
+            if (c->type.is_float()) return c->type.bits() == 16 ? std::nullopt : std::optional<double>(float(*v));
+            if (c->value.type().is_float()) return std::nullopt; // truncation: leave it to the VXM's rules
+            return v;
+        }
+    return std::nullopt;
+}
+
 /// The 32-bit lane type a value of `t` computes in on the VXM.
 DType lane_dtype(Type t, const std::string &what) {
     if (t.is_float() && t.bits() <= 32) return DType::FP32;
@@ -454,11 +468,13 @@ private:
         }
         ++statements_;
         Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage};
+        // Constants folded with the unrolled loops' values (fp32(20) is an immediate).
+        const Expr value = resolve(n.value), reduced = n.reduce ? resolve(n.reduced) : Expr();
         const Type type = n.value.type();
         const DType dt = lane_dtype(type, n.stage);
         const int64_t R = pt_.rows;
         if (n.reduce) {
-            TileRef g = value_of(st, n.reduced);
+            TileRef g = value_of(st, reduced);
             if (*n.reduce == VxmOp::Min) g = unary(st, VxmOp::Mul, dt, g, -1.0, "negate for a min");
             const std::string over = n.stage + " over " + pt_.row_var;
             Point tile = pt_;
@@ -473,7 +489,7 @@ private:
             store_on_chip(st, dst, round_to(st, combined, type), n.stage);
             pt_ = tile;
         } else {
-            const TileRef v = value_of(st, n.value);
+            const TileRef v = value_of(st, value);
             auto out = outputs_.find(n.func);
             if (out != outputs_.end() && !out->second.whole) {
                 const auto [first, step] = rows_of(out->second.layout, n.args, n.stage);
@@ -547,14 +563,14 @@ private:
             }
             return intrinsic(st, c, e.type());
         }
-        if (e.as<IntImm>() || e.as<UIntImm>() || e.as<FloatImm>()) return constant_tile(st, e);
+        if (immediate(e)) return constant_tile(st, e);
         if (const Cast *c = e.as<Cast>()) return cast(st, c);
-        const DType dt = lane_dtype(e.type(), what);
-        if (!e.type().is_float() && e.type().bits() < 32)
+        const DType dt = lane_dtype(e.type().is_bool() ? compare_type(e) : e.type(), what);
+        if (!e.type().is_float() && !e.type().is_bool() && e.type().bits() < 32)
             throw Error("chip backend: " + what + " computes " + to_string(e) + ": " + e.type().to_string() + " arithmetic wraps at " +
                         std::to_string(e.type().bits()) + " bits, the VXM's 32-bit lanes do not; widen to int32 first");
         auto binary = [&](VxmOp op, const Expr &a, const Expr &b, bool commutes) -> TileRef {
-            auto ca = as_const_float(a), cb = as_const_float(b);
+            auto ca = immediate(a), cb = immediate(b);
             if (cb) return round_to(st, unary(st, op, dt, value_of(st, a), *cb, what), e.type());
             if (ca && commutes) return round_to(st, unary(st, op, dt, value_of(st, b), *ca, what), e.type());
             const TileRef x = value_of(st, a), y = separate(st, x, value_of(st, b));
@@ -567,7 +583,7 @@ private:
         if (const Max *op = e.as<Max>()) return binary(VxmOp::Max, op->a, op->b, true);
         if (const Min *op = e.as<Min>()) return binary(VxmOp::Min, op->a, op->b, true);
         if (const Sub *op = e.as<Sub>()) {
-            if (auto ca = as_const_float(op->a)) // c - x = (x - c) · -1
+            if (auto ca = immediate(op->a)) // c - x = (x - c) · -1
                 return round_to(st, chain(st, dt, value_of(st, op->b), VxmOp::Sub, *ca, {{VxmOp::Mul, true, -1.0}}, what), e.type());
             return binary(VxmOp::Sub, op->a, op->b, false);
         }
@@ -575,12 +591,72 @@ private:
             if (dt == DType::Int32)
                 throw Error("chip backend: " + what + " divides integers (" + to_string(e) +
                             "); the VXM's integer division truncates where the DSL's rounds down — not compiled for chips yet");
-            if (auto ca = as_const_float(op->a)) // c / x = recip(x) · c
+            if (auto ca = immediate(op->a)) // c / x = recip(x) · c
                 return round_to(st, chain(st, dt, value_of(st, op->b), VxmOp::Recip, std::nullopt, {{VxmOp::Mul, true, *ca}}, what), e.type());
             return binary(VxmOp::Div, op->a, op->b, false);
         }
+        if (const Select *sel = e.as<Select>()) {
+            const DType mt = lane_dtype(sel->condition.type().is_bool() ? compare_type(sel->condition) : sel->condition.type(), what);
+            TileRef mask = value_of(st, sel->condition);
+            if (mt != dt) {
+                const TileRef m2 = st.tiles.fresh(R, {mask}, VectorEmitter::other_side(mask), what + " mask");
+                emitter_.vxm(VxmOp::Cast, mt, dt, m2, {mask}, std::nullopt, {}, what + " mask");
+                mask = m2;
+            }
+            const TileRef a = separate(st, mask, value_of(st, sel->true_value));
+            const TileRef b = separate(st, a, separate(st, mask, value_of(st, sel->false_value)));
+            const TileRef dst = st.tiles.fresh(R, {mask, a, b}, VectorEmitter::other_side(mask), what);
+            emitter_.vxm(VxmOp::Select, dt, dt, dst, {mask, a, b}, std::nullopt, {}, what);
+            return round_to(st, dst, e.type());
+        }
+        // Comparisons give 1 or 0 in the operands' lane type: x > y is min(relu(x - y)·2^254, 1)
+        // on fp32 (a difference of distinct floats is never 0, and even the smallest denormal
+        // reaches 1), min(relu(x - y), 1) on int32 (exact while x - y does not wrap).
+        if (const GT *op = e.as<GT>()) return greater(st, op->a, op->b, false);
+        if (const LT *op = e.as<LT>()) return greater(st, op->b, op->a, false);
+        if (const LE *op = e.as<LE>()) return greater(st, op->a, op->b, true);
+        if (const GE *op = e.as<GE>()) return greater(st, op->b, op->a, true);
+        if (const And *op = e.as<And>()) return binary(VxmOp::Mul, op->a, op->b, true);
+        if (const Or *op = e.as<Or>()) return binary(VxmOp::Max, op->a, op->b, true);
+        if (const Not *op = e.as<Not>())
+            return chain(st, lane_dtype(compare_type(op->a), what), value_of(st, op->a), VxmOp::Mul, -1.0, {{VxmOp::Add, true, 1.0}}, what);
         throw Error("chip backend: " + what + " computes " + to_string(e) + "; the VXM has no instruction for it (" +
                     "it adds, subtracts, multiplies, divides, takes min/max, exp, tanh, rsqrt, sqrt, abs and casts)");
+    }
+
+    /// The lane type a boolean value is held in: that of the values it compares.
+    static Type compare_type(const Expr &b) {
+        Expr x = b;
+        while (true) {
+            if (const Not *n = x.as<Not>()) x = n->a;
+            else if (const And *a = x.as<And>()) x = a->a;
+            else if (const Or *o = x.as<Or>()) x = o->a;
+            else break;
+        }
+        if (const GT *c = x.as<GT>()) return c->a.type();
+        if (const LT *c = x.as<LT>()) return c->a.type();
+        if (const GE *c = x.as<GE>()) return c->a.type();
+        if (const LE *c = x.as<LE>()) return c->a.type();
+        return Int(32);
+    }
+
+    /// x > y as 1 or 0 (or, `negate`, 1 - that: x <= y).
+    TileRef greater(Statement &st, const Expr &a, const Expr &b, bool negate) {
+        const DType dt = lane_dtype(a.type(), st.stage);
+        std::vector<ChainStep> rest{{VxmOp::Relu, false, 0}};
+        if (dt == DType::FP32) rest.insert(rest.end(), {{VxmOp::Mul, true, 0x1p127}, {VxmOp::Mul, true, 0x1p127}});
+        rest.push_back({VxmOp::Min, true, 1.0});
+        if (negate) rest.insert(rest.end(), {{VxmOp::Mul, true, -1.0}, {VxmOp::Add, true, 1.0}});
+        const std::string what = st.stage + " comparison";
+        if (auto cb = immediate(b)) return chain(st, dt, value_of(st, a), VxmOp::Sub, *cb, rest, what);
+        if (auto ca = immediate(a)) { // c - y = (y - c)·-1
+            rest.insert(rest.begin(), ChainStep{VxmOp::Mul, true, -1.0});
+            return chain(st, dt, value_of(st, b), VxmOp::Sub, *ca, rest, what);
+        }
+        const TileRef x = value_of(st, a), y = separate(st, x, value_of(st, b));
+        const TileRef dst = st.tiles.fresh(pt_.rows, {x, y}, VectorEmitter::other_side(x), what);
+        emitter_.vxm(VxmOp::Sub, dt, dt, dst, {x, y}, std::nullopt, rest, what);
+        return dst;
     }
 
     /// op(x, imm) — or a unary op when `imm` is absent.
@@ -663,7 +739,7 @@ private:
     TileRef constant_tile(Statement &st, const Expr &e) {
         const DType dt = lane_dtype(e.type(), st.stage);
         std::vector<double> &table = dt == DType::FP32 ? float_constants_ : int_constants_;
-        const double v = *as_const_float(e);
+        const double v = *immediate(e);
         size_t row = std::find(table.begin(), table.end(), v) - table.begin();
         if (row == table.size()) table.push_back(v);
         const std::string key = std::string(dt == DType::FP32 ? "KF" : "KI") + "#" + std::to_string(row);

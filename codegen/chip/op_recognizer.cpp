@@ -1,6 +1,8 @@
 // Recognition of library ops by reconstruction (op_recognizer.h).
 #include "op_recognizer.h"
 
+#include "vector_epilogue.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -274,15 +276,12 @@ std::optional<VectorOp> recognize_vector_op(const Pipeline &p) {
     const std::string name = out.name();
     const std::vector<Input> inputs = p.inputs();
     if (find_func(p, name + "_scores") && find_func(p, name + "_masked")) return recognize_attention(p, out);
-    if (find_func(p, name + "_max") && find_func(p, name + "_sum")) {
+    // A lookalike (log_softmax, a modified softmax) is no library kernel: it compiles from
+    // its loop nest.
+    if (find_func(p, name + "_max") && find_func(p, name + "_sum"))
         if (auto v = recognize_softmax(out, inputs)) return v;
-        unsupported("softmax", name, "its Funcs differ from ops::softmax's (log_softmax and modified softmaxes have no "
-                                     "chip kernel)");
-    }
-    if (find_func(p, name + "_mean") && find_func(p, name + "_var")) {
+    if (find_func(p, name + "_mean") && find_func(p, name + "_var"))
         if (auto v = recognize_layernorm(out, inputs)) return v;
-        unsupported("layernorm", name, "its Funcs differ from ops::layernorm's");
-    }
     if (auto v = recognize_permute(out)) return v;
     if (auto v = recognize_depthwise(out)) return v;
     // The hand-written element-wise kernel takes what its epilogue compiler can express; the
@@ -290,6 +289,7 @@ std::optional<VectorOp> recognize_vector_op(const Pipeline &p) {
     std::optional<GemmPattern> g;
     try {
         g = match_elementwise(p);
+        if (g) compile_epilogue(*g, g->acc_type == Int(32) ? chipsim::DType::Int32 : chipsim::DType::FP32, /*bf16_values=*/true);
     } catch (const Error &) {
         return std::nullopt;
     }

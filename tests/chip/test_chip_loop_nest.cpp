@@ -23,7 +23,7 @@ ChipResult expect_loop_nest_matches(const Pipeline &p, const std::vector<std::ve
     ChipResult r = run_on_chip(cp, b);
     for (size_t o = 0; o < ref.size(); ++o) {
         Comparison c = compare(r.outputs.at(o), ref[o], tol);
-        EXPECT_TRUE(c.equal) << chip << ", output " << o << ": " << c.message << "\n" << cp.summary;
+        EXPECT_TRUE(c.equal) << chip << ", output " << o << ": " << c.message << "\n" << cp.summary << cp.assembly;
     }
     return r;
 }
@@ -115,6 +115,18 @@ TEST_P(ChipLoopNest, AReductionThatIsNotAProductRunsOnTheVxm) {
     S(i, j) = 0;
     S(i, j) += X(i, k) + X(k, j);
     expect_loop_nest_matches(Pipeline(S), {{40, 40}}, {{X, test::random_buffer(Int(32), {40, 40}, 7)}}, chip, Tolerance{});
+}
+
+TEST_P(ChipLoopNest, MeanDividesByAConvertedCount) {
+    const std::string chip = GetParam();
+    Input X(Float(32), {6, 20}, "X");
+    Var i("i");
+    RDom r(0, 20, "r");
+    Func sum("sum"), mean("mean");
+    sum(i) = 0.0f;
+    sum(i) += X(i, r);
+    mean(i) = sum(i) / cast(Float(32), Expr(20));
+    expect_loop_nest_matches(Pipeline(mean), {{6}}, {{X, test::random_buffer(Float(32), {6, 20}, 8)}}, chip, Tolerance::for_type(Float(32), 20));
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
