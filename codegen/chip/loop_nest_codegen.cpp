@@ -18,6 +18,7 @@
 #include "program_tensors.h"
 #include "vector_emitter.h"
 #include "vector_lanes.h"
+#include "vxm_expansions.h"
 #include "tessera/chipsim/assembler.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
@@ -101,10 +102,19 @@ std::vector<Expr> children(const Expr &e) {
 #define TESSERA_BINARY(T) \
 if (const T *op = e.as<T>()) out = {op->a, op->b};
     TESSERA_BINARY(Add) TESSERA_BINARY(Sub) TESSERA_BINARY(Mul) TESSERA_BINARY(Div) TESSERA_BINARY(Mod)
-    TESSERA_BINARY(Min) TESSERA_BINARY(Max)
+    TESSERA_BINARY(Min) TESSERA_BINARY(Max) TESSERA_BINARY(EQ) TESSERA_BINARY(NE) TESSERA_BINARY(LT) TESSERA_BINARY(LE)
+    TESSERA_BINARY(GT) TESSERA_BINARY(GE) TESSERA_BINARY(And) TESSERA_BINARY(Or)
 #undef TESSERA_BINARY
     if (const Select *s = e.as<Select>()) out = {s->condition, s->true_value, s->false_value};
+    if (const Not *n = e.as<Not>()) out = {n->a};
     return out;
+}
+
+/// The values an operation computes from: its operands, or an intrinsic's arguments (a read's
+/// arguments are indices, not values).
+std::vector<Expr> value_operands(const Expr &e) {
+    if (const Call *c = e.as<Call>()) return c->call_type == CallType::Intrinsic ? c->args : std::vector<Expr>{};
+    return children(e);
 }
 
 /// How a Func stored on chip maps to vector rows: its lane dimension in chunks of L, its other
@@ -197,6 +207,7 @@ private:
         std::map<const BaseExprNode *, TileRef> values;
         std::map<std::string, TileRef> loads;
         std::string stage;
+        std::map<const BaseExprNode *, int> uses; ///< Readers left per node.
     };
 
     // ---- The walk -------------------------------------------------------------------------
@@ -469,7 +480,11 @@ private:
         ++statements_;
         Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage};
         // Constants folded with the unrolled loops' values (fp32(20) is an immediate).
-        const Expr value = resolve(n.value), reduced = n.reduce ? resolve(n.reduced) : Expr();
+        const Expr value = expand_for_vxm(resolve(n.value)), reduced = n.reduce ? expand_for_vxm(resolve(n.reduced)) : Expr();
+        {
+            std::set<const BaseExprNode *> seen;
+            count_uses(n.reduce ? reduced : value, st.uses, seen);
+        }
         const Type type = n.value.type();
         const DType dt = lane_dtype(type, n.stage);
         const int64_t R = pt_.rows;
@@ -548,7 +563,27 @@ private:
         if (memo != st.values.end()) return memo->second;
         TileRef r = compute(st, e);
         st.values[e.node.get()] = r;
+        // An operand whose last reader this was gives its tile back (long expansions such as
+        // log's would otherwise hold every intermediate tile until the statement ends). Loaded
+        // tiles stay: another read may share them.
+        for (const Expr &c : value_operands(e)) {
+            auto it = st.uses.find(c.node.get());
+            if (it == st.uses.end() || --it->second > 0) continue;
+            const Call *call = c.as<Call>();
+            if ((call && call->call_type != CallType::Intrinsic) || immediate(c)) continue;
+            const TileRef &t = st.values.at(c.node.get());
+            if (!(t == r)) st.tiles.release(t);
+        }
         return r;
+    }
+
+    /// How many operations read each node of the value's DAG.
+    static void count_uses(const Expr &e, std::map<const BaseExprNode *, int> &uses, std::set<const BaseExprNode *> &seen) {
+        if (!seen.insert(e.node.get()).second) return;
+        for (const Expr &c : value_operands(e)) {
+            ++uses[c.node.get()];
+            count_uses(c, uses, seen);
+        }
     }
 
     TileRef compute(Statement &st, const Expr &e) {
@@ -621,7 +656,7 @@ private:
         if (const Not *op = e.as<Not>())
             return chain(st, lane_dtype(compare_type(op->a), what), value_of(st, op->a), VxmOp::Mul, -1.0, {{VxmOp::Add, true, 1.0}}, what);
         throw Error("chip backend: " + what + " computes " + to_string(e) + "; the VXM has no instruction for it (" +
-                    "it adds, subtracts, multiplies, divides, takes min/max, exp, tanh, rsqrt, sqrt, abs and casts)");
+                    "it adds, subtracts, multiplies, divides, compares, selects, takes min/max, exp, tanh, rsqrt, sqrt and casts)");
     }
 
     /// The lane type a boolean value is held in: that of the values it compares.
@@ -680,6 +715,7 @@ private:
         emitter_.vxm(VxmOp::Cast, DType::FP32, narrow, n, {x}, std::nullopt, {}, "round to " + std::string(chipsim::dtype_name(narrow)));
         const TileRef w = st.tiles.fresh(x.count, {n}, VectorEmitter::other_side(n), st.stage + " widened");
         emitter_.vxm(VxmOp::Cast, narrow, DType::FP32, w, {n}, std::nullopt, {}, "widen");
+        st.tiles.release(n);
         return w;
     }
 
@@ -719,15 +755,9 @@ private:
         case Intrinsic::Sigmoid:
             r = chain(st, dt, x, VxmOp::Mul, -1.0, {{VxmOp::Exp, false, 0}, {VxmOp::Add, true, 1.0}, {VxmOp::Recip, false, 0}}, what);
             break;
-        case Intrinsic::Abs: { // max(x, -x)
-            const TileRef neg = unary(st, VxmOp::Mul, dt, x, -1.0, what + " (negated)");
-            r = st.tiles.fresh(x.count, {x, neg}, VectorEmitter::other_side(x), what);
-            emitter_.vxm(VxmOp::Max, dt, dt, r, {x, neg}, std::nullopt, {}, what);
-            break;
-        }
         default:
             throw Error("chip backend: " + st.stage + " calls " + c->name + ", which the VXM has no instruction or expansion for yet "
-                        "(exp, tanh, rsqrt, sqrt, sigmoid and abs compile)");
+                        "(exp, tanh, rsqrt, sqrt, sigmoid compile; erf, log, abs and pow expand: vxm_expansions.h)");
         }
         return round_to(st, r, type);
     }

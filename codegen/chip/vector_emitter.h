@@ -155,6 +155,16 @@ public:
         if (!e_.streaming()) return dead;
         return fresh(dead.count, srcs, prefer_side, what, apart);
     }
+    /// Hands one of the block's tiles back now (its last reader is emitted); a tile the block
+    /// does not own is left alone.
+    void release(const chipsim::TileRef &t) {
+        for (auto it = tiles_.begin(); it != tiles_.end(); ++it)
+            if (*it == t) {
+                e_.retire(t);
+                tiles_.erase(it);
+                return;
+            }
+    }
     /// A tile allocated elsewhere that the block hands back with its own.
     void own(const chipsim::TileRef &t) { tiles_.push_back(t); }
     /// Retires every tile of the block (VectorEmitter::retire), in allocation order.

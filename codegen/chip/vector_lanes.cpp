@@ -37,7 +37,9 @@ std::string propagate(const std::vector<ProvideSite> &sites, const std::vector<s
         for (const ProvideSite &site : sites) {
             if (site.func != f) continue;
             const std::optional<std::string> v = lane_variable(site, lane);
-            if (!v) continue; // reported when the directive is made
+            if (!v)
+                return stage_display_name(f, site.stage) + " has no loop along " + f + "'s dimension " + std::to_string(lane) + " (" +
+                       to_string(site.args[size_t(lane)]) + ")";
             for (const Expr &call : func_calls(site.value)) {
                 const Call *c = call.as<Call>();
                 if (!lanes.count(c->name)) continue; // an Input: every read is its own DMA

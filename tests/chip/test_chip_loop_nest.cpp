@@ -129,6 +129,23 @@ TEST_P(ChipLoopNest, MeanDividesByAConvertedCount) {
     expect_loop_nest_matches(Pipeline(mean), {{6}}, {{X, test::random_buffer(Float(32), {6, 20}, 8)}}, chip, Tolerance::for_type(Float(32), 20));
 }
 
+TEST_P(ChipLoopNest, LibraryOpsWithoutAChipKernel) {
+    // log_softmax (once refused as a softmax lookalike), the erf form of GELU (erf and log are
+    // expanded into VXM sequences: vxm_expansions.h), rmsnorm, max pooling, leaky ReLU (a
+    // comparison and a select) and a mean over the last axis.
+    const std::string chip = GetParam();
+    Input X(Float(32), {9, 40}, "X"), I(Float(32), {1, 3, 9, 11}, "I");
+    const Bindings b{{X, test::random_buffer(Float(32), {9, 40}, 9)}, {I, test::random_buffer(Float(32), {1, 3, 9, 11}, 10)}};
+    expect_loop_nest_matches(Pipeline(ops::log_softmax(X)), {{9, 40}}, b, chip, Tolerance::for_type(Float(32), 40));
+    expect_loop_nest_matches(Pipeline(ops::gelu(X)), {{9, 40}}, b, chip);
+    expect_loop_nest_matches(Pipeline(ops::rmsnorm(X)), {{9, 40}}, b, chip, Tolerance::for_type(Float(32), 40));
+    expect_loop_nest_matches(Pipeline(ops::leaky_relu(X, 0.1f)), {{9, 40}}, b, chip);
+    ops::Pool2dOptions pool;
+    pool.kernel = {3, 3};
+    pool.stride = {2, 2};
+    expect_loop_nest_matches(Pipeline(ops::max_pool2d(I, pool)), {{1, 3, 4, 5}}, b, chip, Tolerance{});
+}
+
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
 
 } // namespace

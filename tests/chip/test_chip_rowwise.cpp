@@ -79,11 +79,6 @@ TEST(ChipRowwiseErrors, SoftmaxOverAnotherAxis) {
     expect_chip_error(Pipeline(ops::softmax(X, 0)), {8, 16}, "last axis");
 }
 
-TEST(ChipRowwiseErrors, LogSoftmaxHasNoKernel) {
-    Input X(Float(32), {8, 16}, "X");
-    expect_chip_error(Pipeline(ops::log_softmax(X)), {8, 16}, "differ from ops::softmax");
-}
-
 TEST(ChipRowwiseErrors, LayernormOverTwoDimensions) {
     Input X(Float(32), {4, 8, 16}, "X");
     expect_chip_error(Pipeline(ops::layernorm(X, ops::Tensor(), ops::Tensor(), 2)), {4, 8, 16}, "normalises the last 2");
