@@ -281,6 +281,9 @@ GemmPattern match_gemm(const Pipeline &p) {
     if (!ca || !cb || ca->call_type != CallType::Input || cb->call_type != CallType::Input)
         reject(name, "the product's operands " + text(mul->a) + " and " + text(mul->b) +
                          " must be Input elements (stage computed operands into an Input first)");
+    for (const Call *c : {ca, cb})
+        if (c->args.size() < 2)
+            reject(name, "the operand " + c->name + " has rank " + std::to_string(c->args.size()) + "; a matmul reads two matrices");
     for (const Expr &e : {mul->a, mul->b})
         if (const Cast *c = e.as<Cast>(); c && c->type != g.acc_type)
             reject(name, "an operand is cast to " + c->type.to_string() + " instead of the accumulator type");

@@ -9,6 +9,7 @@
 #include "loop_nest_codegen.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -140,6 +141,9 @@ struct RowLayout {
     }
 };
 
+/// The lane variable of a statement that runs one lane (no loop across the lanes).
+const std::string kNoLane = "<one lane>";
+
 /// One vector statement's view of its row and lane loops.
 struct Point {
     std::string row_var, lane_var;
@@ -252,8 +256,7 @@ private:
             scope_.erase(f->name);
             return;
         }
-        if (const Provide *p = s.as<Provide>())
-            throw Error("chip backend: " + p->name + " is written outside any loop (a scalar); chip stages run across the VXM's lanes");
+        if (s.as<Provide>() && vector_nest(s)) return; // every dimension of one point: one lane, one row
         if (s.as<Evaluate>()) return;
         throw Error("chip backend: a statement the chip compiler does not handle: " + to_string(s));
     }
@@ -330,7 +333,10 @@ private:
                 if (lane) throw Error("chip backend: " + stage_name + " vectorizes two loops (" + lane->name + ", " + f->name + "); the VXM has one row of lanes");
                 lane = f;
             }
-        if (!lane) throw Error("chip backend: " + stage_name + " vectorizes no loop; on a chip every stage runs across the VXM's lanes");
+        // No vectorized loop: the stage writes a lane dimension of one point (one lane).
+        const int lane_dim = lanes_.count(provide->name) ? lanes_.at(provide->name) : -1;
+        if (!lane && !(lane_dim >= 0 && size_t(lane_dim) < args.size() && as_const_int(resolve(args[size_t(lane_dim)]))))
+            throw Error("chip backend: " + stage_name + " vectorizes no loop; on a chip every stage runs across the VXM's lanes");
         // The update the VXM reduces in time: f = f op e, with op one it has a reduction for.
         std::optional<VxmOp> reduce;
         Expr reduced;
@@ -376,11 +382,15 @@ private:
                     throw Error("chip backend: in " + stage_name + ", the bounds of loop " + f->name + " depend on " + v->name +
                                 ", which runs across a tile; make " + f->name + " the outer loop");
         for (const Expr &g : guards)
-            if (mentions(g, lane->name) || (row && mentions(g, row->name)))
+            if ((lane && mentions(g, lane->name)) || (row && mentions(g, row->name)))
                 throw Error("chip backend: " + stage_name + " guards its vectorized loop with " + to_string(g) +
                             "; a vector instruction runs all its lanes and rows (vectorize the whole loop, or split with "
                             "TailStrategy::RoundUp or ShiftInwards)");
         Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced};
+        if (!lane) { // one lane: no loop runs across the lanes
+            pt_.lane_var = kNoLane;
+            pt_.lane_min = 0;
+        }
         enumerate(nest, loops, 0);
         return true;
     }
@@ -450,7 +460,8 @@ private:
             const Affine a = index(args[d], what);
             const int64_t off = a.c - layout.min[d];
             if (int(d) == layout.lane) {
-                if (a.lane != 1 || a.row != 0 || off % L_ != 0)
+                const bool one_lane = pt_.lane_var == kNoLane && a.lane == 0 && a.row == 0;
+                if ((a.lane != 1 && !one_lane) || a.row != 0 || off % L_ != 0)
                     throw Error("chip backend: " + what + " reads its lane dimension " + std::to_string(d) + " at " + to_string(resolve(args[d])) +
                                 "; on chip that dimension is in the VXM's lanes, so the lane loop (" + pt_.lane_var +
                                 ") must index it directly, at a multiple of " + std::to_string(L_) + " (no shift, no stride)");
@@ -725,17 +736,40 @@ private:
         const TileRef x = value_of(st, c->value);
         if (a == b) {
             const bool widening = to.is_float() ? to.bits() >= from.bits() : (to.bits() > from.bits() || (to.bits() == from.bits() && to.is_int() == from.is_int()));
-            if (!widening && !(to.is_float() && to.bits() == 16))
+            if (!widening && !(to.is_float() && to.bits() == 16) && !clamped_into(c->value, to))
                 throw Error("chip backend: " + st.stage + " narrows " + from.to_string() + " to " + to.to_string() +
-                            "; the VXM's 32-bit lanes do not wrap to narrower integers — not compiled for chips yet");
+                            " without clamping; the DSL wraps, the VXM's 32-bit lanes do not — clamp into the range first "
+                            "(min(max(v, lo), hi))");
             return round_to(st, x, to);
         }
-        if (a == DType::FP32)
+        if (a == DType::FP32 && !clamped_into(c->value, to) && to.bits() < 32)
             throw Error("chip backend: " + st.stage + " converts " + from.to_string() + " to " + to.to_string() +
-                        "; float-to-integer conversion (which truncates in the DSL) is not compiled for chips yet");
+                        " without clamping into its range; clamp first (min(max(v, lo), hi))");
         const TileRef dst = st.tiles.fresh(x.count, {x}, VectorEmitter::other_side(x), st.stage + " cast");
         emitter_.vxm(VxmOp::Cast, a, b, dst, {x}, std::nullopt, {}, "cast");
         return round_to(st, dst, to);
+    }
+
+    /// Whether `v` is clamped by constants into the range of integer type `t` (so narrowing
+    /// it in 32-bit lanes changes nothing).
+    static bool clamped_into(const Expr &v, Type t) {
+        Expr x = v;
+        while (const Cast *c = x.as<Cast>()) x = c->value;
+        std::optional<double> lo, hi;
+        for (int k = 0; k < 2; ++k) {
+            if (const Min *m = x.as<Min>()) {
+                if (auto c = immediate(m->b)) hi = c, x = m->a;
+                else if (auto c2 = immediate(m->a)) hi = c2, x = m->b;
+                else break;
+            } else if (const Max *m = x.as<Max>()) {
+                if (auto c = immediate(m->b)) lo = c, x = m->a;
+                else if (auto c2 = immediate(m->a)) lo = c2, x = m->b;
+                else break;
+            }
+        }
+        if (!lo || !hi || t.is_float()) return false;
+        const double tmin = t.is_uint() ? 0.0 : -std::ldexp(1.0, t.bits() - 1), tmax = std::ldexp(1.0, t.bits() - (t.is_uint() ? 0 : 1)) - 1;
+        return *lo >= tmin && *hi <= tmax;
     }
 
     TileRef intrinsic(Statement &st, const Call *c, Type type) {
@@ -749,6 +783,14 @@ private:
         case Intrinsic::Exp: r = unary(st, VxmOp::Exp, dt, x, std::nullopt, what); break;
         case Intrinsic::Tanh: r = unary(st, VxmOp::Tanh, dt, x, std::nullopt, what); break;
         case Intrinsic::Rsqrt: r = unary(st, VxmOp::Rsqrt, dt, x, std::nullopt, what); break;
+        case Intrinsic::Round: { // to int32 (round-half-even, as the reference's nearbyint) and back
+            const TileRef i = st.tiles.fresh(x.count, {x}, VectorEmitter::other_side(x), what);
+            emitter_.vxm(VxmOp::Cast, DType::FP32, DType::Int32, i, {x}, std::nullopt, {}, what);
+            r = st.tiles.fresh(x.count, {i}, VectorEmitter::other_side(i), what);
+            emitter_.vxm(VxmOp::Cast, DType::Int32, DType::FP32, r, {i}, std::nullopt, {}, what);
+            st.tiles.release(i);
+            break;
+        }
         // sqrt(x) = 1 / rsqrt(x): exact at 0 (1 / inf), within 2 ulp elsewhere.
         case Intrinsic::Sqrt: r = chain(st, dt, x, VxmOp::Rsqrt, std::nullopt, {{VxmOp::Recip, false, 0}}, what); break;
         // sigmoid(x) = 1 / (1 + exp(-x)).
@@ -995,9 +1037,10 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
         const Schedule &s;
         ~Restore() { p.set_schedule(s); }
     } restore{p, original};
-    p.set_schedule(with_default_vector_lanes(p, target, output_shapes));
+    const VectorLanes chosen = choose_vector_lanes(p, target, output_shapes);
+    p.set_schedule(chosen.schedule);
     const LoweredModule m = lower_unflattened(p, target, output_shapes);
-    std::map<std::string, int> lanes;
+    std::map<std::string, int> lanes = chosen.lane_dim;
     for (const ProvideSite &s : provide_sites(m.body)) {
         auto v = s.vectorized_loop();
         if (!v) continue;
@@ -1005,8 +1048,8 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
         for (size_t i = 0; i < s.args.size(); ++i)
             if (mentions(s.args[i], *v)) dim = int(i);
         if (dim < 0) continue;
-        auto [it, fresh] = lanes.emplace(s.func, dim);
-        if (!fresh && it->second != dim)
+        auto it = lanes.find(s.func);
+        if (it != lanes.end() && it->second != dim)
             throw Error("chip backend: " + stage_display_name(s.func, s.stage) + " vectorizes along dimension " + std::to_string(dim) + " of " +
                         s.func + ", another of its stages along dimension " + std::to_string(it->second) +
                         "; a Func keeps one dimension in the VXM's lanes");

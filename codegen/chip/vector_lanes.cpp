@@ -9,6 +9,7 @@
 
 #include "loop_nest_ir.h"
 #include "tessera/error.h"
+#include "tessera/ir_operator.h"
 #include "tessera/ir_printer.h"
 #include "tessera/lower.h"
 
@@ -37,9 +38,12 @@ std::string propagate(const std::vector<ProvideSite> &sites, const std::vector<s
         for (const ProvideSite &site : sites) {
             if (site.func != f) continue;
             const std::optional<std::string> v = lane_variable(site, lane);
-            if (!v)
-                return stage_display_name(f, site.stage) + " has no loop along " + f + "'s dimension " + std::to_string(lane) + " (" +
-                       to_string(site.args[size_t(lane)]) + ")";
+            if (!v) {
+                if (!as_const_int(site.args[size_t(lane)]))
+                    return stage_display_name(f, site.stage) + " has no loop along " + f + "'s dimension " + std::to_string(lane) + " (" +
+                           to_string(site.args[size_t(lane)]) + ")";
+                continue; // a dimension of one point: this stage runs one lane, any read agrees
+            }
             for (const Expr &call : func_calls(site.value)) {
                 const Call *c = call.as<Call>();
                 if (!lanes.count(c->name)) continue; // an Input: every read is its own DMA
@@ -63,12 +67,20 @@ std::string propagate(const std::vector<ProvideSite> &sites, const std::vector<s
 
 } // namespace
 
-Schedule with_default_vector_lanes(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
+VectorLanes choose_vector_lanes(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
     const LoweredModule m = lower_unflattened(p, target, output_shapes);
     const std::vector<ProvideSite> sites = provide_sites(m.body);
     LaneChoice lanes;
     for (const ProvideSite &s : sites) lanes.emplace(s.func, -1);
     // What the schedule fixes: a vectorized loop puts its dimension in the lanes.
+    for (const ProvideSite &s : sites) {
+        std::vector<std::string> vectorized;
+        for (const SiteLoop &l : s.loops)
+            if (l.kind == ForKind::Vectorized && stage_of_loop(s.func, l.name) == s.stage) vectorized.push_back(l.name);
+        if (vectorized.size() > 1)
+            throw Error("chip backend: " + stage_display_name(s.func, s.stage) + " vectorizes two loops (" + vectorized[0] + ", " +
+                        vectorized[1] + "); the VXM has one row of lanes");
+    }
     for (const ProvideSite &s : sites)
         if (auto v = s.vectorized_loop()) {
             int dim = -1;
@@ -101,6 +113,30 @@ Schedule with_default_vector_lanes(const Pipeline &p, const Target &target, cons
             throw Error("chip backend: no dimension of " + name + " can run across the VXM's lanes in every stage: " + first_problem +
                         " (with " + name + "'s innermost dimension in the lanes)");
     }
+    // A Func no read constrains (its readers run one lane): a dimension every read indexes by a
+    // constant, so the reads find it in one lane; else its innermost dimension that some stage
+    // loops along.
+    for (auto &[f, lane] : lanes) {
+        if (lane >= 0) continue;
+        std::vector<Expr> reads;
+        for (const ProvideSite &site : sites)
+            for (const Expr &c : func_calls(site.value))
+                if (c.as<Call>()->name == f) reads.push_back(c);
+        for (const ProvideSite &site : sites) {
+            if (site.func != f) continue;
+            for (int d = int(site.args.size()) - 1; d >= 0 && lane < 0; --d)
+                if (!reads.empty() && std::all_of(reads.begin(), reads.end(), [&](const Expr &c) { return as_const_int(c.as<Call>()->args[size_t(d)]).has_value(); }))
+                    lane = d;
+            for (size_t d = 0; d < site.args.size() && lane < 0; ++d)
+                if (!as_const_int(site.args[d])) lane = std::max(lane, int(d));
+            break;
+        }
+        for (const ProvideSite &site : sites)
+            if (site.func == f && lane < 0)
+                for (size_t d = 0; d < site.args.size(); ++d)
+                    if (!as_const_int(site.args[d])) lane = std::max(lane, int(d));
+        lane = std::max(lane, 0);
+    }
     // Each stage of a computed Func that vectorizes nothing vectorizes its lane loop whole.
     Schedule s = p.schedule();
     std::set<std::pair<std::string, int>> done;
@@ -109,6 +145,7 @@ Schedule with_default_vector_lanes(const Pipeline &p, const Target &target, cons
         const int lane = lanes[site.func];
         const std::string stage = stage_display_name(site.func, site.stage);
         if (lane < 0) throw Error("chip backend: " + stage + " is a scalar; chip stages run across the VXM's lanes (give it a dimension)");
+        if (as_const_int(site.args[size_t(lane)])) continue; // one point: one lane, no loop to vectorize
         const Variable *v = site.args[size_t(lane)].as<Variable>();
         const std::string prefix = loop_prefix(site.func, site.stage);
         if (!v || v->name.rfind(prefix, 0) != 0)
@@ -119,7 +156,7 @@ Schedule with_default_vector_lanes(const Pipeline &p, const Target &target, cons
         d.vars = {v->name.substr(prefix.size())};
         s.add(site.func, site.stage, d);
     }
-    return s;
+    return {s, lanes};
 }
 
 } // namespace tessera::internal::chip

@@ -8,6 +8,8 @@
 // dimension first, then outwards — and each stage without a vectorized loop vectorizes the
 // loop of that dimension whole (the chip compiler cuts it into chunks of lanes itself).
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "tessera/func.h"
@@ -16,9 +18,16 @@
 
 namespace tessera::internal::chip {
 
-/// The pipeline's schedule plus a `vectorize` of its lane dimension for every stage of a
-/// computed Func that vectorizes no loop. Throws tessera::Error when no choice of lane
-/// dimensions lets every on-chip read agree, naming the Func and the read.
-Schedule with_default_vector_lanes(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
+/// The lane dimension of every computed Func, and the schedule that runs them there.
+struct VectorLanes {
+    /// The pipeline's schedule plus a `vectorize` of its lane dimension for every stage of a
+    /// computed Func that vectorizes no loop (none where that dimension has a single point).
+    Schedule schedule;
+    std::map<std::string, int> lane_dim;
+};
+
+/// Chooses the lanes (the rule above). Throws tessera::Error when no choice of lane dimensions
+/// lets every on-chip read agree, naming the Func and the read.
+VectorLanes choose_vector_lanes(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
 
 } // namespace tessera::internal::chip

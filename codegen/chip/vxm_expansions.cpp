@@ -4,6 +4,9 @@
 #include "tessera/ir_mutator.h"
 #include "tessera/ir_operator.h"
 
+#include <utility>
+#include <vector>
+
 namespace tessera::internal::chip {
 
 namespace {
@@ -37,9 +40,43 @@ Expr log_f32(const Expr &x) {
     return y;
 }
 
+/// floor and ceil from round (the VXM's conversion to int32 and back, round-half-even).
+Expr floor_f32(const Expr &x) {
+    const Expr r = round(x);
+    return r - select(r > x, f32(1.0f), f32(0.0f));
+}
+Expr ceil_f32(const Expr &x) {
+    const Expr r = round(x);
+    return r + select(x > r, f32(1.0f), f32(0.0f));
+}
+
 class Expand : public IRMutator {
 public:
     using IRMutator::visit;
+    /// A float converted to an integer truncates toward zero: made integral first, so the
+    /// VXM's round-to-nearest conversion is exact.
+    Expr visit(const Cast *op, const Expr &e) override {
+        Expr value = mutate(op->value);
+        if (!(op->type.is_int() || op->type.is_uint()) || !value.type().is_float()) return cast(op->type, value);
+        // A clamp to integral constants commutes with truncation; it stays outermost, where the
+        // chip compiler sees that the narrowing is safe.
+        std::vector<std::pair<bool, Expr>> clamps; // (is min, bound)
+        Expr x = value;
+        while (true) {
+            const Min *mn = x.as<Min>();
+            const Max *mx = x.as<Max>();
+            if (mn && as_const_float(mn->b)) clamps.emplace_back(true, mn->b), x = mn->a;
+            else if (mx && as_const_float(mx->b)) clamps.emplace_back(false, mx->b), x = mx->a;
+            else break;
+        }
+        if (x.type() != Float(32)) x = cast(Float(32), x);
+        Expr t = select(x < f32(0.0f), ceil_f32(x), floor_f32(x));
+        for (auto it = clamps.rbegin(); it != clamps.rend(); ++it) {
+            const Expr bound = cast(Float(32), it->second);
+            t = it->first ? min(t, bound) : max(t, bound);
+        }
+        return cast(op->type, t);
+    }
     Expr visit(const Call *op, const Expr &e) override {
         Expr call = IRMutator::visit(op, e);
         const Call *c = call.as<Call>();
@@ -53,6 +90,8 @@ public:
         case Intrinsic::Erf: return in_f32(erf_f32);
         case Intrinsic::Log: return in_f32(log_f32);
         case Intrinsic::Abs: return max(c->args[0], c->args[0] * make_const(c->type, -1.0));
+        case Intrinsic::Floor: return in_f32(floor_f32);
+        case Intrinsic::Ceil: return in_f32(ceil_f32);
         case Intrinsic::Pow: {
             const Type t = c->type;
             auto to32 = [&](const Expr &v) { return t == Float(32) ? v : cast(Float(32), v); };

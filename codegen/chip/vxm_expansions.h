@@ -9,11 +9,14 @@
 //           first value, then two Halley steps on exp(y) = x:  |error| <= 4 ulp(log x) + 1e-7
 //   abs(x)  max(x, -x): exact
 //   pow(x, y) = exp(y · log(x)) for x > 0 (x <= 0 gives NaN, as the chip's log does there)
+//   floor, ceil, float → int (truncation): from round (the VXM's conversion to int32 and back,
+//           round-half-even like the reference's round): exact for |x| < 2^31
 #include "tessera/expr.h"
 
 namespace tessera::internal::chip {
 
-/// `e` with erf, log, abs and pow rewritten into VXM operations (other calls unchanged).
+/// `e` with erf, log, abs, pow, floor, ceil and float-to-integer conversions rewritten into
+/// VXM operations (other calls unchanged).
 Expr expand_for_vxm(const Expr &e);
 
 } // namespace tessera::internal::chip

@@ -146,6 +146,237 @@ TEST_P(ChipLoopNest, LibraryOpsWithoutAChipKernel) {
     expect_loop_nest_matches(Pipeline(ops::max_pool2d(I, pool)), {{1, 3, 4, 5}}, b, chip, Tolerance{});
 }
 
+TEST_P(ChipLoopNest, Int8RequantizationChainIsExact) {
+    // int32 accumulators → scale, round, clamp to int8 → dequantize, ReLU, requantize.
+    const std::string chip = GetParam();
+    Input acc(Int(32), {13, 70}, "acc");
+    Var y("y"), x("x");
+    Func q1("q1"), q2("q2");
+    q1(y, x) = cast(Int(8), clamp(round(cast(Float(32), acc(y, x)) * 0.01f), -128.0f, 127.0f));
+    q2(y, x) = cast(Int(8), clamp(max(cast(Float(32), q1(y, x)) * 0.5f, 0.0f) * 1.5f, -128.0f, 127.0f));
+    q1.compute_root();
+    Buffer<> a(Int(32), {13, 70});
+    a.fill_random(11);
+    for (int64_t i = 0; i < 13; ++i)
+        for (int64_t j = 0; j < 70; ++j) a.set_from_int({i, j}, a.get_as_int({i, j}) % 20000);
+    expect_loop_nest_matches(Pipeline(q2), {{13, 70}}, {{acc, a}}, chip, Tolerance{});
+}
+
+TEST_P(ChipLoopNest, Bf16InputsSummedInFp32) {
+    const std::string chip = GetParam();
+    Input X(BFloat(16), {21, 34}, "X");
+    Var i("i");
+    RDom r(0, 34, "r");
+    Func s("s");
+    s(i) = 0.0f;
+    s(i) += cast(Float(32), X(i, r)) * cast(Float(32), X(i, r));
+    expect_loop_nest_matches(Pipeline(s), {{21}}, {{X, test::random_buffer(BFloat(16), {21, 34}, 12)}}, chip, Tolerance::for_type(Float(32), 34));
+}
+
+TEST_P(ChipLoopNest, ProducerComputedAtTheConsumersRows) {
+    const std::string chip = GetParam();
+    Input X(Float(32), {18, 40}, "X");
+    Var y("y"), x("x");
+    Func sq("sq"), out("vertical_pair");
+    sq(y, x) = X(y, x) * X(y, x) + 1.0f;
+    out(y, x) = sq(y, x) + sq(y + 1, x);
+    sq.compute_at(out, y);
+    expect_loop_nest_matches(Pipeline(out), {{17, 40}}, {{X, test::random_buffer(Float(32), {18, 40}, 13)}}, chip);
+}
+
+TEST_P(ChipLoopNest, ReductionsAlongEachAxisOfA3dTensor) {
+    const std::string chip = GetParam();
+    const int A = 5, B = 7, C = 19;
+    Input T(Float(32), {A, B, C}, "T");
+    Var u("u"), v("v");
+    RDom ra(0, A, "ra"), rb(0, B, "rb"), rc(0, C, "rc");
+    Func s0("sum_axis0"), s1("sum_axis1"), s2("sum_axis2");
+    s0(u, v) = 0.0f;
+    s0(u, v) += T(ra, u, v);
+    s1(u, v) = 0.0f;
+    s1(u, v) += T(u, rb, v);
+    s2(u, v) = 0.0f;
+    s2(u, v) += T(u, v, rc);
+    const Bindings b{{T, test::random_buffer(Float(32), {A, B, C}, 14)}};
+    expect_loop_nest_matches(Pipeline(s0), {{B, C}}, b, chip, Tolerance::for_type(Float(32), A));
+    expect_loop_nest_matches(Pipeline(s1), {{A, C}}, b, chip, Tolerance::for_type(Float(32), B));
+    expect_loop_nest_matches(Pipeline(s2), {{A, B}}, b, chip, Tolerance::for_type(Float(32), C));
+}
+
+TEST_P(ChipLoopNest, TwoDimensionalReductionDomain) {
+    const std::string chip = GetParam();
+    Input img(Float(32), {3, 9, 11}, "img");
+    Var c("c");
+    RDom r(0, 9, 0, 11, "r");
+    Func mean("channel_mean");
+    mean(c) = 0.0f;
+    mean(c) += img(c, r.x, r.y) / 99.0f;
+    expect_loop_nest_matches(Pipeline(mean), {{3}}, {{img, test::random_buffer(Float(32), {3, 9, 11}, 15)}}, chip,
+                             Tolerance::for_type(Float(32), 99));
+}
+
+TEST_P(ChipLoopNest, FourStagePipelineAndVariance) {
+    const std::string chip = GetParam();
+    const int rows = 11, cols = 29;
+    Input X(Float(32), {rows, cols}, "X"), G(Float(32), {cols}, "G");
+    Var y("y"), x("x");
+    RDom r(0, cols, "r");
+    Func mean("mean"), centered("centered"), var("var"), out("standardized");
+    mean(y) = 0.0f;
+    mean(y) += X(y, r) / float(cols);
+    centered(y, x) = X(y, x) - mean(y);
+    var(y) = 0.0f;
+    var(y) += centered(y, r) * centered(y, r) / float(cols);
+    out(y, x) = centered(y, x) / sqrt(var(y) + 1e-5f) * G(x) + 0.25f;
+    centered.compute_root();
+    expect_loop_nest_matches(Pipeline(out), {{rows, cols}},
+                             {{X, test::random_buffer(Float(32), {rows, cols}, 16)}, {G, test::random_buffer(Float(32), {cols}, 17)}}, chip,
+                             Tolerance::for_type(Float(32), cols));
+}
+
+TEST_P(ChipLoopNest, OddShapesDownToOneElement) {
+    const std::string chip = GetParam();
+    for (const std::vector<int64_t> shape : {std::vector<int64_t>{1, 1}, {1, 17}, {17, 1}, {3, 65}}) {
+        Input X(Float(32), test::extents(shape), "X");
+        Var y("y"), x("x");
+        Func f("odd");
+        f(y, x) = exp(X(y, x)) * 0.5f - X(y, x);
+        Func g("odd_max");
+        RDom r(0, int(shape[1]), "r");
+        g(y) = -1e30f;
+        g(y) = max(g(y), f(y, r));
+        f.compute_root();
+        expect_loop_nest_matches(Pipeline(g), {{shape[0]}}, {{X, test::random_buffer(Float(32), shape, 18)}}, chip);
+    }
+}
+
+TEST_P(ChipLoopNest, HandWrittenMatmulWithAnEpilogueTakesTheMxm) {
+    const std::string chip = GetParam();
+    Input A(BFloat(16), {32, 64}, "A"), B(BFloat(16), {64, 48}, "B"), bias(Float(32), {48}, "bias");
+    Var i("i"), j("j");
+    RDom k(0, 64, "k");
+    Func acc("acc"), out("out");
+    acc(i, j) = 0.0f;
+    acc(i, j) += cast(Float(32), A(i, k)) * cast(Float(32), B(k, j));
+    out(i, j) = max(acc(i, j) + bias(j), 0.0f);
+    const Bindings b{{A, test::random_buffer(BFloat(16), {32, 64}, 19)},
+                     {B, test::random_buffer(BFloat(16), {64, 48}, 20)},
+                     {bias, test::random_buffer(Float(32), {48}, 21)}};
+    ChipResult r = test::expect_matches_reference(Pipeline(out), {32, 48}, b, chip, BFloat(16), 64);
+    EXPECT_GT(r.report.macs, 0) << "the MXM computed it";
+}
+
+TEST_P(ChipLoopNest, WeightedStencilTheGemmMatcherHandsBack) {
+    const std::string chip = GetParam();
+    Input in(Float(32), {12, 40}, "in"), w(Float(32), {5}, "w");
+    Var y("y"), x("x");
+    RDom r(0, 5, "r");
+    Func conv("conv1d");
+    conv(y, x) = 0.0f;
+    conv(y, x) += in(y, x + r) * w(r);
+    expect_loop_nest_matches(Pipeline(conv), {{12, 36}},
+                             {{in, test::random_buffer(Float(32), {12, 40}, 22)}, {w, test::random_buffer(Float(32), {5}, 23)}}, chip,
+                             Tolerance::for_type(Float(32), 5));
+}
+
+TEST_P(ChipLoopNest, Int32BoxFilterAndWhereOfTwoInputs) {
+    const std::string chip = GetParam();
+    Input a(Int(32), {20, 30}, "a"), b(Int(32), {20, 30}, "b");
+    Var y("y"), x("x");
+    Func bx("box_x"), box("box"), pick("pick");
+    bx(y, x) = a(y, x) + a(y, x + 1) + a(y, x + 2);
+    box(y, x) = bx(y, x) + bx(y + 1, x) + bx(y + 2, x);
+    bx.compute_root();
+    pick(y, x) = select(a(y, x) > b(y, x), a(y, x) - b(y, x), min(b(y, x), 7) * 3);
+    Buffer<> ba(Int(32), {20, 30}), bb(Int(32), {20, 30});
+    ba.fill_random(24);
+    bb.fill_random(25);
+    for (int64_t i = 0; i < 20; ++i)
+        for (int64_t j = 0; j < 30; ++j) {
+            ba.set_from_int({i, j}, ba.get_as_int({i, j}) % 100000);
+            bb.set_from_int({i, j}, bb.get_as_int({i, j}) % 100000);
+        }
+    expect_loop_nest_matches(Pipeline(box), {{18, 28}}, {{a, ba}}, chip, Tolerance{});
+    expect_loop_nest_matches(Pipeline(pick), {{20, 30}}, {{a, ba}, {b, bb}}, chip, Tolerance{});
+}
+
+TEST_P(ChipLoopNest, SequentialUpdateThatIsNotAReductionRunsInOrder) {
+    // f = 0.5 f + x: not associative, so each step of r is its own vector statement, in order.
+    const std::string chip = GetParam();
+    Input X(Float(32), {6, 25}, "X");
+    Var i("i");
+    RDom r(0, 6, "r");
+    Func ema("ema");
+    ema(i) = 0.0f;
+    ema(i) = ema(i) * 0.5f + X(r, i);
+    expect_loop_nest_matches(Pipeline(ema), {{25}}, {{X, test::random_buffer(Float(32), {6, 25}, 26)}}, chip);
+}
+
+TEST_P(ChipLoopNest, ColumnSoftmaxGeluTanhAndL2Distance) {
+    const std::string chip = GetParam();
+    const int rows = 24, cols = 10;
+    Input X(Float(32), {rows, cols}, "X"), Y(Float(32), {rows, cols}, "Y");
+    Var y("y"), x("x");
+    RDom r(0, rows, "r"), c(0, cols, "c");
+    Func mx("col_max"), sum("col_sum"), e("col_exp"), sm("col_softmax");
+    mx(x) = -1e30f;
+    mx(x) = max(mx(x), X(r, x));
+    e(y, x) = exp(X(y, x) - mx(x));
+    sum(x) = 0.0f;
+    sum(x) += e(r, x);
+    sm(y, x) = e(y, x) / sum(x);
+    e.compute_root();
+    Func gelu("gelu_tanh");
+    gelu(y, x) = 0.5f * X(y, x) * (1.0f + tanh(0.7978845608f * (X(y, x) + 0.044715f * X(y, x) * X(y, x) * X(y, x))));
+    Func d2("dist2"), dist("dist");
+    d2(y) = 0.0f;
+    d2(y) += (X(y, c) - Y(y, c)) * (X(y, c) - Y(y, c));
+    dist(y) = sqrt(d2(y));
+    const Bindings b{{X, test::random_buffer(Float(32), {rows, cols}, 27)}, {Y, test::random_buffer(Float(32), {rows, cols}, 28)}};
+    expect_loop_nest_matches(Pipeline(sm), {{rows, cols}}, b, chip, Tolerance::for_type(Float(32), rows));
+    test::expect_matches_reference_within(Pipeline(gelu), {rows, cols}, b, chip, kFp32);
+    expect_loop_nest_matches(Pipeline(dist), {{rows}}, b, chip, Tolerance::for_type(Float(32), cols));
+}
+
+TEST_P(ChipLoopNest, FloorCeilAndTruncatingConversions) {
+    const std::string chip = GetParam();
+    Input X(Float(32), {7, 33}, "X");
+    Var y("y"), x("x");
+    Func f("rounding");
+    f(y, x) = floor(X(y, x) * 10.0f) + ceil(X(y, x) * 3.0f) * 100.0f + cast(Float(32), cast(Int(32), X(y, x) * 7.0f)) * 1000.0f;
+    expect_loop_nest_matches(Pipeline(f), {{7, 33}}, {{X, test::random_buffer(Float(32), {7, 33}, 29)}}, chip, Tolerance{});
+}
+
+TEST_P(ChipLoopNest, SchedulesTheChipCannotRunSayWhy) {
+    // Each pipeline sums over a row, so no hand-written kernel takes it: the loop nest decides.
+    const std::string chip = GetParam();
+    Input X(Float(32), {8, 40}, "X");
+    Var y("y"), x("x");
+    RDom r(0, 8, "r");
+    // A lane loop of 8 on a 16-lane VXM: its second chunk starts mid-vector.
+    Func a("half_vectors"), b("column_sum");
+    a(y, x) = X(y, x) * 2.0f;
+    b(x) = 0.0f;
+    b(x) += a(r, x);
+    a.compute_root().vectorize(x, 8);
+    test::expect_chip_error(Pipeline(b), {40}, chip, "multiple of 16");
+    // A Func read with its lanes along another dimension (a transpose the VXM cannot do).
+    Func c("c_rows"), d("d_sum");
+    c(y, x) = X(y, x) + 1.0f;
+    d(y) = 0.0f;
+    d(y) += c(y, r * 5);
+    c.compute_root().vectorize(x);
+    d.update().vectorize(y);
+    test::expect_chip_error(Pipeline(d), {8}, chip, "lanes");
+    // Two vectorized loops in one stage.
+    Func e("two_vectors"), f("e_sum");
+    e(y, x) = X(y, x) * 3.0f;
+    f(x) = 0.0f;
+    f(x) += e(r, x);
+    e.compute_root().vectorize(x).vectorize(y);
+    test::expect_chip_error(Pipeline(f), {40}, chip, "vectorizes two loops");
+}
+
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
 
 } // namespace
