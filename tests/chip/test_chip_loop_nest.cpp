@@ -3,6 +3,12 @@
 // evaluator: norms, reductions along each axis, stencils, multi-stage pipelines, compute_at,
 // odd shapes. The default chip rule picks the lanes where the schedule does not.
 #include "chip_test_util.h"
+#include "test_support.h"
+
+#include <tessera/chipsim/target.h>
+
+#include <fstream>
+#include <map>
 
 #include <tessera/ir_operator.h>
 
@@ -10,6 +16,36 @@ namespace tessera {
 namespace {
 
 class ChipLoopNest : public ::testing::TestWithParam<std::string> {};
+
+/// The target a test parameter names: a built-in chip, or one edited and written to a file of
+/// this process's own — "<chip>-v32" with 32-byte vectors (8 fp32 lanes, MXMs of one vector's
+/// width), "npu-edge-4banks" with half the scratchpad banks.
+std::string chip_target(const std::string &variant) {
+    static std::map<std::string, std::string> made;
+    if (variant == "tsp-mini" || variant == "npu-edge") return variant;
+    auto it = made.find(variant);
+    if (it != made.end()) return it->second;
+    const std::string base = variant.rfind("tsp-mini", 0) == 0 ? "tsp-mini" : "npu-edge";
+    chipsim::Target t = chipsim::load_target(base);
+    t.name = variant;
+    if (variant.find("-v32") != std::string::npos) {
+        t.vector_bytes = 32;
+        t.vxm.bytes_per_cycle = std::min(t.vxm.bytes_per_cycle, 32);
+        for (auto &m : t.memories)
+            if (!m.accumulator) m.row_bytes = 32;
+        t.mxm.int8.k = t.mxm.int8.n = 32;
+        t.mxm.floating.k = t.mxm.floating.n = 16;
+    }
+    if (variant.find("-4banks") != std::string::npos)
+        for (auto &m : t.memories)
+            if (!m.accumulator) {
+                m.banks = 4;
+                m.rows_per_bank *= 2;
+            }
+    const std::string path = (tessera_test::unique_temp_dir() / (variant + ".json")).string();
+    std::ofstream(path) << t.to_json();
+    return made[variant] = path;
+}
 
 const Tolerance kFp32 = Tolerance::for_type(Float(32));
 
@@ -29,7 +65,7 @@ ChipResult expect_loop_nest_matches(const Pipeline &p, const std::vector<std::ve
 }
 
 TEST_P(ChipLoopNest, RmsNormWrittenByHand) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int rows = 37, cols = 50;
     Input X(Float(32), {rows, cols}, "X"), W(Float(32), {cols}, "W");
     Var y("y"), x("x");
@@ -43,7 +79,7 @@ TEST_P(ChipLoopNest, RmsNormWrittenByHand) {
 }
 
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int rows = 45, cols = 70;
     Input X(Float(32), {rows, cols}, "X");
     Var i("i");
@@ -59,7 +95,7 @@ TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
 }
 
 TEST_P(ChipLoopNest, SoftmaxWrittenByHand) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int rows = 20, cols = 33;
     Input X(Float(32), {rows, cols}, "logits");
     Var y("y"), x("x");
@@ -76,7 +112,7 @@ TEST_P(ChipLoopNest, SoftmaxWrittenByHand) {
 }
 
 TEST_P(ChipLoopNest, ThreeTapBlurAndSeparableBlur) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int h = 30, w = 41;
     Input in(Float(32), {h + 2, w + 2}, "image");
     Var x("x"), y("y");
@@ -91,7 +127,7 @@ TEST_P(ChipLoopNest, ThreeTapBlurAndSeparableBlur) {
 }
 
 TEST_P(ChipLoopNest, Int32RowMaxAndColumnMinAreExact) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input A(Int(32), {19, 23}, "A");
     Var i("i");
     RDom rc(0, 23, "c"), rr(0, 19, "r");
@@ -107,7 +143,7 @@ TEST_P(ChipLoopNest, Int32RowMaxAndColumnMinAreExact) {
 
 TEST_P(ChipLoopNest, AReductionThatIsNotAProductRunsOnTheVxm) {
     // Once refused ("not a product"): the sum of a row and a column read, reduced in time.
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Int(32), {40, 40}, "X");
     Func S("S");
     Var i("i"), j("j");
@@ -118,7 +154,7 @@ TEST_P(ChipLoopNest, AReductionThatIsNotAProductRunsOnTheVxm) {
 }
 
 TEST_P(ChipLoopNest, MeanDividesByAConvertedCount) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Float(32), {6, 20}, "X");
     Var i("i");
     RDom r(0, 20, "r");
@@ -133,7 +169,7 @@ TEST_P(ChipLoopNest, LibraryOpsWithoutAChipKernel) {
     // log_softmax (once refused as a softmax lookalike), the erf form of GELU (erf and log are
     // expanded into VXM sequences: vxm_expansions.h), rmsnorm, max pooling, leaky ReLU (a
     // comparison and a select) and a mean over the last axis.
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Float(32), {9, 40}, "X"), I(Float(32), {1, 3, 9, 11}, "I");
     const Bindings b{{X, test::random_buffer(Float(32), {9, 40}, 9)}, {I, test::random_buffer(Float(32), {1, 3, 9, 11}, 10)}};
     expect_loop_nest_matches(Pipeline(ops::log_softmax(X)), {{9, 40}}, b, chip, Tolerance::for_type(Float(32), 40));
@@ -148,7 +184,7 @@ TEST_P(ChipLoopNest, LibraryOpsWithoutAChipKernel) {
 
 TEST_P(ChipLoopNest, Int8RequantizationChainIsExact) {
     // int32 accumulators → scale, round, clamp to int8 → dequantize, ReLU, requantize.
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input acc(Int(32), {13, 70}, "acc");
     Var y("y"), x("x");
     Func q1("q1"), q2("q2");
@@ -163,7 +199,7 @@ TEST_P(ChipLoopNest, Int8RequantizationChainIsExact) {
 }
 
 TEST_P(ChipLoopNest, Bf16InputsSummedInFp32) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(BFloat(16), {21, 34}, "X");
     Var i("i");
     RDom r(0, 34, "r");
@@ -174,7 +210,7 @@ TEST_P(ChipLoopNest, Bf16InputsSummedInFp32) {
 }
 
 TEST_P(ChipLoopNest, ProducerComputedAtTheConsumersRows) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Float(32), {18, 40}, "X");
     Var y("y"), x("x");
     Func sq("sq"), out("vertical_pair");
@@ -185,7 +221,7 @@ TEST_P(ChipLoopNest, ProducerComputedAtTheConsumersRows) {
 }
 
 TEST_P(ChipLoopNest, ReductionsAlongEachAxisOfA3dTensor) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int A = 5, B = 7, C = 19;
     Input T(Float(32), {A, B, C}, "T");
     Var u("u"), v("v");
@@ -204,7 +240,7 @@ TEST_P(ChipLoopNest, ReductionsAlongEachAxisOfA3dTensor) {
 }
 
 TEST_P(ChipLoopNest, TwoDimensionalReductionDomain) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input img(Float(32), {3, 9, 11}, "img");
     Var c("c");
     RDom r(0, 9, 0, 11, "r");
@@ -216,7 +252,7 @@ TEST_P(ChipLoopNest, TwoDimensionalReductionDomain) {
 }
 
 TEST_P(ChipLoopNest, FourStagePipelineAndVariance) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int rows = 11, cols = 29;
     Input X(Float(32), {rows, cols}, "X"), G(Float(32), {cols}, "G");
     Var y("y"), x("x");
@@ -235,7 +271,7 @@ TEST_P(ChipLoopNest, FourStagePipelineAndVariance) {
 }
 
 TEST_P(ChipLoopNest, OddShapesDownToOneElement) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     for (const std::vector<int64_t> shape : {std::vector<int64_t>{1, 1}, {1, 17}, {17, 1}, {3, 65}}) {
         Input X(Float(32), test::extents(shape), "X");
         Var y("y"), x("x");
@@ -251,7 +287,7 @@ TEST_P(ChipLoopNest, OddShapesDownToOneElement) {
 }
 
 TEST_P(ChipLoopNest, HandWrittenMatmulWithAnEpilogueTakesTheMxm) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input A(BFloat(16), {32, 64}, "A"), B(BFloat(16), {64, 48}, "B"), bias(Float(32), {48}, "bias");
     Var i("i"), j("j");
     RDom k(0, 64, "k");
@@ -267,7 +303,7 @@ TEST_P(ChipLoopNest, HandWrittenMatmulWithAnEpilogueTakesTheMxm) {
 }
 
 TEST_P(ChipLoopNest, WeightedStencilTheGemmMatcherHandsBack) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input in(Float(32), {12, 40}, "in"), w(Float(32), {5}, "w");
     Var y("y"), x("x");
     RDom r(0, 5, "r");
@@ -280,7 +316,7 @@ TEST_P(ChipLoopNest, WeightedStencilTheGemmMatcherHandsBack) {
 }
 
 TEST_P(ChipLoopNest, Int32BoxFilterAndWhereOfTwoInputs) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input a(Int(32), {20, 30}, "a"), b(Int(32), {20, 30}, "b");
     Var y("y"), x("x");
     Func bx("box_x"), box("box"), pick("pick");
@@ -302,7 +338,7 @@ TEST_P(ChipLoopNest, Int32BoxFilterAndWhereOfTwoInputs) {
 
 TEST_P(ChipLoopNest, SequentialUpdateThatIsNotAReductionRunsInOrder) {
     // f = 0.5 f + x: not associative, so each step of r is its own vector statement, in order.
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Float(32), {6, 25}, "X");
     Var i("i");
     RDom r(0, 6, "r");
@@ -313,7 +349,7 @@ TEST_P(ChipLoopNest, SequentialUpdateThatIsNotAReductionRunsInOrder) {
 }
 
 TEST_P(ChipLoopNest, ColumnSoftmaxGeluTanhAndL2Distance) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     const int rows = 24, cols = 10;
     Input X(Float(32), {rows, cols}, "X"), Y(Float(32), {rows, cols}, "Y");
     Var y("y"), x("x");
@@ -339,7 +375,7 @@ TEST_P(ChipLoopNest, ColumnSoftmaxGeluTanhAndL2Distance) {
 }
 
 TEST_P(ChipLoopNest, FloorCeilAndTruncatingConversions) {
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Float(32), {7, 33}, "X");
     Var y("y"), x("x");
     Func f("rounding");
@@ -349,17 +385,18 @@ TEST_P(ChipLoopNest, FloorCeilAndTruncatingConversions) {
 
 TEST_P(ChipLoopNest, SchedulesTheChipCannotRunSayWhy) {
     // Each pipeline sums over a row, so no hand-written kernel takes it: the loop nest decides.
-    const std::string chip = GetParam();
+    const std::string chip = chip_target(GetParam());
     Input X(Float(32), {8, 40}, "X");
     Var y("y"), x("x");
     RDom r(0, 8, "r");
-    // A lane loop of 8 on a 16-lane VXM: its second chunk starts mid-vector.
+    // A lane loop of half the VXM's lanes: its second chunk starts mid-vector.
+    const int lanes = chipsim::load_target(chip).lanes(chipsim::DType::FP32);
     Func a("half_vectors"), b("column_sum");
     a(y, x) = X(y, x) * 2.0f;
     b(x) = 0.0f;
     b(x) += a(r, x);
-    a.compute_root().vectorize(x, 8);
-    test::expect_chip_error(Pipeline(b), {40}, chip, "multiple of 16");
+    a.compute_root().vectorize(x, lanes / 2);
+    test::expect_chip_error(Pipeline(b), {40}, chip, "multiple of " + std::to_string(lanes));
     // A Func read with its lanes along another dimension (a transpose the VXM cannot do).
     Func c("c_rows"), d("d_sum");
     c(y, x) = X(y, x) + 1.0f;
@@ -378,6 +415,8 @@ TEST_P(ChipLoopNest, SchedulesTheChipCannotRunSayWhy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
+INSTANTIATE_TEST_SUITE_P(EditedTargets, ChipLoopNest, ::testing::Values("tsp-mini-v32", "npu-edge-v32", "npu-edge-4banks"),
+                         [](const ::testing::TestParamInfo<std::string> &i) { return test::test_name(i.param); });
 
 } // namespace
 } // namespace tessera
