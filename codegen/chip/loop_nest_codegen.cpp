@@ -42,6 +42,8 @@ using chipsim::VxmOp;
 /// long enough that an instruction's fixed latency is small beside its rows, short enough that
 /// the tiles of one statement leave memory for the list scheduler to overlap several.
 constexpr int64_t kRowsPerTile = 512;
+/// The default rule for independent tiles interleaved into one wave of the static schedule.
+constexpr int kWavePieces = 8;
 
 /// An index as c + row·(row variable) + lane·(lane variable).
 struct Affine {
@@ -165,11 +167,18 @@ public:
 
     void compile() {
         // First walk: how far past its edges each Input is read.
-        planning_ = true;
+        phase_ = Phase::Bounds;
         walk(m_.body);
-        planning_ = false;
         declare_inputs();
         declare_outputs();
+        // Second: every distinct tile of an Input the statements read. When they all fit in
+        // half the vector memory they are loaded once, up front (tsp-mini: before the kernel's
+        // first instruction, as the host link delivers a kernel's inputs); else each
+        // statement loads its own as it runs.
+        phase_ = Phase::Loads;
+        walk(m_.body);
+        preload_inputs();
+        phase_ = Phase::Emit;
         walk(m_.body);
         for (auto &[name, o] : outputs_)
             if (o.whole) {
@@ -184,7 +193,7 @@ public:
         cp_.summary += "compiled from the loop nest on the VXM: " + std::to_string(statements_) + " vector statements of up to " +
                        std::to_string(kRowsPerTile) + " rows x " + std::to_string(L_) + " lanes; lanes:";
         for (auto &[f, d] : lanes_) cp_.summary += " " + f + "[dim " + std::to_string(d) + "]";
-        cp_.summary += "\n";
+        cp_.summary += preload_summary_ + "\n";
     }
 
 private:
@@ -208,7 +217,7 @@ private:
     struct Statement {
         Point pt;
         BlockTiles tiles;
-        std::map<const BaseExprNode *, TileRef> values;
+        std::map<std::pair<const BaseExprNode *, int64_t>, TileRef> values; ///< By node and rows.
         std::map<std::string, TileRef> loads;
         std::string stage;
         std::map<const BaseExprNode *, int> uses; ///< Readers left per node.
@@ -262,7 +271,7 @@ private:
     }
 
     void realize(const Realize *r) {
-        if (planning_) return walk(r->body);
+        if (phase_ != Phase::Emit) return walk(r->body);
         auto lane = lanes_.find(r->name);
         if (lane == lanes_.end()) return walk(r->body); // never written by a vector stage
         std::vector<int64_t> mins, extents;
@@ -387,11 +396,17 @@ private:
                             "; a vector instruction runs all its lanes and rows (vectorize the whole loop, or split with "
                             "TailStrategy::RoundUp or ShiftInwards)");
         Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced};
+        // The nest's tiles that write different elements are independent: they run side by
+        // side (interleaved into waves for the in-order static schedule, vector_emitter.h).
+        wave_pieces_.clear();
+        wave_limit_ = wave_pieces_for(nest);
+        emitter_.begin_wave();
         if (!lane) { // one lane: no loop runs across the lanes
             pt_.lane_var = kNoLane;
             pt_.lane_min = 0;
         }
         enumerate(nest, loops, 0);
+        emitter_.end_wave();
         return true;
     }
 
@@ -452,6 +467,42 @@ private:
         return *a;
     }
 
+    /// How many tiles of `n` one wave interleaves: kWavePieces, fewer when that many tiles' worth of
+    /// intermediate values (a wave's tiles are not reused before it ends) would take more than
+    /// a quarter of the vector memory.
+    int wave_pieces_for(const Nest &n) const {
+        std::set<const BaseExprNode *> seen;
+        std::map<const BaseExprNode *, int> uses;
+        count_uses(expand_for_vxm(n.reduce ? n.reduced : n.value), uses, seen);
+        int64_t rows = 1;
+        if (n.row)
+            if (auto e = as_const_int(resolve(n.row->extent))) rows = std::min(*e, kRowsPerTile);
+        const int64_t per_piece = std::max<int64_t>(1, int64_t(seen.size()) * rows);
+        return int(std::clamp<int64_t>(vector_memory(t_).total_rows() / 4 / per_piece, 1, kWavePieces));
+    }
+
+    /// Puts this tile's instructions in the wave piece of the elements it writes: tiles of one
+    /// element (a reduction's row blocks, the steps of a sequential update) stay in order in
+    /// one piece; others get pieces of their own, kWavePieces to a wave.
+    void join_wave(const Nest &n) {
+        std::string key = std::to_string(pt_.lane_min);
+        for (auto &[var, value] : scope_)
+            if (std::any_of(n.args.begin(), n.args.end(), [&](const Expr &a) { return mentions(a, var); }))
+                key += "," + var + "=" + to_string(value);
+        if (n.row && !n.reduce) key += ",row=" + std::to_string(pt_.row_min);
+        auto it = std::find(wave_pieces_.begin(), wave_pieces_.end(), key);
+        if (it == wave_pieces_.end()) {
+            if (int(wave_pieces_.size()) == wave_limit_) {
+                emitter_.end_wave();
+                emitter_.begin_wave();
+                wave_pieces_.clear();
+            }
+            wave_pieces_.push_back(key);
+            it = wave_pieces_.end() - 1;
+        }
+        emitter_.wave_lane(int(it - wave_pieces_.begin()));
+    }
+
     /// The rows of a Func stored with `layout` that a read or write at `args` touches in this
     /// tile: first row and row step. Throws when its lanes are not the layout's lanes.
     std::pair<int64_t, int64_t> rows_of(const RowLayout &layout, const std::vector<Expr> &args, const std::string &what) const {
@@ -484,11 +535,10 @@ private:
             if (!c) throw Error("chip backend: the guard " + to_string(resolve(g)) + " of " + n.stage + " is not known at compile time");
             if (!*c) return;
         }
-        if (planning_) {
-            plan_reads(n.value);
-            return;
-        }
+        if (phase_ == Phase::Bounds) return plan_reads(n.value);
+        if (phase_ == Phase::Loads) return gather_loads(n.value);
         ++statements_;
+        join_wave(n);
         Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage};
         // Constants folded with the unrolled loops' values (fp32(20) is an immediate).
         const Expr value = expand_for_vxm(resolve(n.value)), reduced = n.reduce ? expand_for_vxm(resolve(n.reduced)) : Expr();
@@ -570,10 +620,22 @@ private:
     // ---- Values ---------------------------------------------------------------------------
 
     TileRef value_of(Statement &st, const Expr &e) {
-        auto memo = st.values.find(e.node.get());
+        auto memo = st.values.find({e.node.get(), pt_.rows});
         if (memo != st.values.end()) return memo->second;
-        TileRef r = compute(st, e);
-        st.values[e.node.get()] = r;
+        TileRef r;
+        if (pt_.rows > 1 && !value_operands(e).empty() && !mentions(e, pt_.row_var)) {
+            // The same on every row of the tile (it reads only broadcast rows): computed on one
+            // row and read back with row step 0.
+            const Point tile = pt_;
+            pt_.rows = 1;
+            const TileRef one = value_of(st, e);
+            pt_ = tile;
+            r = VectorEmitter::broadcast(one, pt_.rows);
+            st.values[{e.node.get(), pt_.rows}] = r;
+            return r;
+        }
+        r = compute(st, e);
+        st.values[{e.node.get(), pt_.rows}] = r;
         // An operand whose last reader this was gives its tile back (long expansions such as
         // log's would otherwise hold every intermediate tile until the statement ends). Loaded
         // tiles stay: another read may share them.
@@ -582,7 +644,7 @@ private:
             if (it == st.uses.end() || --it->second > 0) continue;
             const Call *call = c.as<Call>();
             if ((call && call->call_type != CallType::Intrinsic) || immediate(c)) continue;
-            const TileRef &t = st.values.at(c.node.get());
+            const TileRef &t = st.values.at({c.node.get(), pt_.rows});
             if (!(t == r)) st.tiles.release(t);
         }
         return r;
@@ -854,7 +916,7 @@ private:
         chipsim::OffchipView v;
         v.tensor = plan.tensor;
         v.offset = off * 4;
-        if (pt_.rows > 1) v.outer.push_back({pt_.rows, row * 4});
+        if (pt_.rows > 1 && row != 0) v.outer.push_back({pt_.rows, row * 4}); // else one row, read with step 0
         if (lane == 1) {
             v.inner_bytes = L_ * 4;
         } else {
@@ -864,19 +926,63 @@ private:
         return v;
     }
 
+    static std::string load_key(const std::string &input, const chipsim::OffchipView &v) {
+        std::string key = input + "@" + std::to_string(v.offset);
+        for (auto &d : v.outer) key += "," + std::to_string(d.count) + ":" + std::to_string(d.stride);
+        return key + "/" + std::to_string(v.inner_bytes);
+    }
+
+    /// Loads walk: records each distinct Input tile this statement reads.
+    void gather_loads(const Expr &value) {
+        std::function<void(const Expr &)> visit = [&](const Expr &e) {
+            if (const Call *c = e.as<Call>()) {
+                if (c->call_type == CallType::Input) {
+                    const chipsim::OffchipView v = input_view(c, inputs_.at(c->name), "the read " + to_string(e));
+                    const std::string key = load_key(c->name, v);
+                    if (!loaded_keys_.count(key)) {
+                        loaded_keys_.insert(key);
+                        loads_.push_back({key, c->name, v, rows_loaded(v)});
+                    }
+                }
+                for (const Expr &a : c->args) visit(a);
+                return;
+            }
+            for (const Expr &k : children(e)) visit(k);
+        };
+        visit(value);
+    }
+
+    void preload_inputs() {
+        int64_t rows = 0;
+        for (const InputLoad &l : loads_) rows += l.rows;
+        if (loads_.empty() || rows > vector_memory(t_).total_rows() / 2) return;
+        for (const InputLoad &l : loads_) {
+            const TileRef tile = place(l.rows, "a preloaded tile of " + l.input);
+            emitter_.load(tile, l.view, l.input + " (preloaded)");
+            preloaded_[l.key] = tile;
+        }
+        if (emitter_.streaming()) emitter_.set_after_preload(true);
+        preload_summary_ = "; " + std::to_string(loads_.size()) + " input tiles (" + std::to_string(rows) + " rows) preloaded once";
+    }
+
     TileRef input_tile(Statement &st, const Expr &e) {
         const Call *c = e.as<Call>();
         const InputPlan &plan = inputs_.at(c->name);
         const chipsim::OffchipView v = input_view(c, plan, "the read " + to_string(e) + " in " + st.stage);
-        std::string key = c->name + "@" + std::to_string(v.offset);
-        for (auto &d : v.outer) key += "," + std::to_string(d.count) + ":" + std::to_string(d.stride);
+        const std::string key = load_key(c->name, v);
+        auto as_read = [&](const TileRef &t) { return t.count == pt_.rows ? t : VectorEmitter::broadcast(t, pt_.rows); };
+        if (auto pre = preloaded_.find(key); pre != preloaded_.end()) return as_read(pre->second);
         auto it = st.loads.find(key);
-        if (it != st.loads.end()) return it->second;
-        const TileRef tile = emitter_.tile_anywhere(pt_.rows, int(placed_++ % 2), "a tile of " + c->name);
+        if (it != st.loads.end()) return as_read(it->second);
+        const TileRef tile = emitter_.tile_anywhere(rows_loaded(v), int(placed_++ % 2), "a tile of " + c->name);
         st.tiles.own(tile);
         emitter_.load(tile, v, c->name + " tile");
         st.loads.emplace(key, tile);
-        return tile;
+        return as_read(tile);
+    }
+
+    /// The rows a load of `v` fills (its bytes in vector rows).
+    int64_t rows_loaded(const chipsim::OffchipView &v) const { return v.total_bytes() / t_.vector_bytes;
     }
 
     /// Planning walk: widens each Input's padded box to what this statement reads.
@@ -961,7 +1067,18 @@ private:
     std::map<std::string, int> output_index_;
     std::set<std::string> stored_whole_;
     std::map<std::string, Expr> scope_;
-    bool planning_ = false;
+    enum class Phase { Bounds, Loads, Emit } phase_ = Phase::Bounds;
+    struct InputLoad {
+        std::string key, input;
+        chipsim::OffchipView view;
+        int64_t rows = 1;
+    };
+    std::vector<InputLoad> loads_;           ///< In first-use order.
+    std::map<std::string, TileRef> preloaded_; ///< By load key, when preloaded.
+    std::vector<std::string> wave_pieces_;    ///< The current wave's pieces, by what they write.
+    int wave_limit_ = kWavePieces;
+    std::set<std::string> loaded_keys_;
+    std::string preload_summary_;
     Point pt_;
     std::map<std::string, InputPlan> inputs_;
     std::map<std::string, OutputPlan> outputs_;
