@@ -400,13 +400,14 @@ private:
         // side (interleaved into waves for the in-order static schedule, vector_emitter.h).
         wave_pieces_.clear();
         wave_limit_ = wave_pieces_for(nest);
-        emitter_.begin_wave();
+        // One piece at a time needs no wave, and then a tile given back is reused at once.
+        if (wave_limit_ > 1) emitter_.begin_wave();
         if (!lane) { // one lane: no loop runs across the lanes
             pt_.lane_var = kNoLane;
             pt_.lane_min = 0;
         }
         enumerate(nest, loops, 0);
-        emitter_.end_wave();
+        if (wave_limit_ > 1) emitter_.end_wave();
         return true;
     }
 
@@ -485,6 +486,7 @@ private:
     /// element (a reduction's row blocks, the steps of a sequential update) stay in order in
     /// one piece; others get pieces of their own, kWavePieces to a wave.
     void join_wave(const Nest &n) {
+        if (wave_limit_ <= 1) return;
         std::string key = std::to_string(pt_.lane_min);
         for (auto &[var, value] : scope_)
             if (std::any_of(n.args.begin(), n.args.end(), [&](const Expr &a) { return mentions(a, var); }))
@@ -1129,6 +1131,28 @@ bool matmul_shaped(const Expr &e, bool strict) {
 
 namespace {
 
+/// The directives that mean something on a chip: parallel (host threads) goes, unroll only
+/// keeps its split (the chip compiler unrolls every loop it does not run across a tile), and
+/// stage() goes (every read of an Input is already a DMA of the tile the instruction needs).
+Schedule chip_meaningful(const Schedule &s) {
+    Schedule out;
+    for (const auto &[func, fs] : s.funcs)
+        for (const auto &[stage, ds] : fs.stages)
+            for (const Directive &d : ds) {
+                if (d.kind == DirectiveKind::Parallel || d.kind == DirectiveKind::Stage) continue;
+                if (d.kind == DirectiveKind::Unroll) {
+                    if (d.factors.empty()) continue;
+                    Directive split = d;
+                    split.kind = DirectiveKind::Split;
+                    split.vars = {d.vars[0], d.vars[0], d.vars[0] + ".u"};
+                    out.add(func, stage, split);
+                    continue;
+                }
+                out.add(func, stage, d);
+            }
+    return out;
+}
+
 bool product_of_reads(const Pipeline &p, bool strict) {
     for (const Func &f : p.functions()) {
         for (auto &[stage, ds] : f.contents()->schedule.stages)
@@ -1154,9 +1178,18 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
         const Schedule &s;
         ~Restore() { p.set_schedule(s); }
     } restore{p, original};
+    p.set_schedule(chip_meaningful(original));
     const VectorLanes chosen = choose_vector_lanes(p, target, output_shapes);
     p.set_schedule(chosen.schedule);
-    const LoweredModule m = lower_unflattened(p, target, output_shapes);
+    LoweredModule m;
+    try {
+        m = lower_unflattened(p, target, output_shapes);
+    } catch (const Error &e) {
+        // The schedule lowered before the default rule's vectorize directives were added.
+        throw Error(std::string("chip backend: the chip's default vector rule (vectorize each computed Func's lane dimension "
+                                "whole) does not fit this schedule: ") + e.what() +
+                    "; vectorize the stages yourself, or compute this Func at a level where its region is fixed");
+    }
     std::map<std::string, int> lanes = chosen.lane_dim;
     for (const ProvideSite &s : provide_sites(m.body)) {
         auto v = s.vectorized_loop();

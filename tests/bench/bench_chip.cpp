@@ -189,6 +189,18 @@ int main(int argc, char **argv) {
             rows.push_back(run_attention(chip, seq, 64, false));
         }
         rows.push_back(run_attention(chip, 512, 64, true));
+        // Vector kernels: softmax and layernorm by their hand-written kernels; the rest compiled
+        // from their loop nests (loop_nest_codegen.h) under the chip's default vector rule.
+        for (const RowSpec &v : std::vector<RowSpec>{
+                 {"softmax 256x1024 fp32 (hand-written kernel)", "softmax", {"rows=256", "cols=1024"}},
+                 {"layernorm 256x1024 fp32 (hand-written kernel)", "layernorm", {"rows=256", "cols=1024"}},
+                 {"rmsnorm 256x1024 fp32", "rmsnorm", {"rows=256", "cols=1024"}},
+                 {"log_softmax 256x1024 fp32", "log_softmax", {"rows=256", "cols=1024"}},
+                 {"row sums 256x1024 fp32", "reduce_sum", {"rows=256", "cols=1024"}},
+                 {"max_pool2d 3x3/2 64@56x56 fp32", "max_pool2d", {"N=1", "C=64", "H=56", "W=56", "kernel=3", "stride=2"}},
+                 {"gelu (erf) 256x1024 fp32", "gelu", {"rows=256", "cols=1024"}},
+             })
+            rows.push_back(measure(v, chip));
         print_table(chip, rows);
     }
     return 0;

@@ -28,6 +28,11 @@ struct ChipOpCase {
     std::vector<int64_t> shape;
     Bindings bindings;
     Tolerance tolerance;
+    /// The share of random schedules the chip must accept (so the case cannot pass by
+    /// rejecting them all). Pipelines compiled from their loop nests accept fewer: a random
+    /// vectorize often puts a reduced Func's lanes where its reader cannot follow them without
+    /// an on-chip transpose, which the loop-nest compiler does not insert yet (issue 13).
+    double min_accepted = 0.5;
 };
 
 Tolerance bf16_operands(int64_t reduction) { return Tolerance::for_type(BFloat(16), reduction); }
@@ -147,6 +152,28 @@ std::vector<std::function<ChipOpCase()>> chip_op_cases() {
         ops::Tensor y = ops::transpose(X);
         return ChipOpCase{"transpose_bf16", y, y.concrete_shape(), {{X, random_buffer(BFloat(16), {3, 33, 40}, 20)}}, Tolerance{}};
     });
+    // Compiled from their loop nests (loop_nest_codegen.h): the random schedule decides which
+    // loop runs across the lanes, which down the rows, and where producers are computed.
+    cases.push_back([] {
+        Input X(Float(32), {1, 3, 11, 9}, "X");
+        ops::Pool2dOptions o;
+        o.kernel = {3, 2};
+        o.stride = {2, 1};
+        ops::Tensor y = ops::max_pool2d(X, o);
+        return ChipOpCase{"max_pool2d_f32", y, y.concrete_shape(), {{X, random_buffer(Float(32), {1, 3, 11, 9}, 31)}}, Tolerance{}, 0.25};
+    });
+    cases.push_back([] {
+        // A user's two-stage blur over rows and columns, and a column sum of it.
+        Input in(Int(32), {14, 35}, "in");
+        Var y("y"), x("x");
+        RDom r(0, 12, "r");
+        Func bx("blur_x"), by("blur_y"), cs("column_sums");
+        bx(y, x) = in(y, x) + in(y, x + 1) + in(y, x + 2);
+        by(y, x) = bx(y, x) + bx(y + 1, x) * 2 + bx(y + 2, x);
+        cs(x) = 0;
+        cs(x) += by(r, x);
+        return ChipOpCase{"user_blur_column_sums_i32", cs, {33}, {{in, random_buffer(Int(32), {14, 35}, 32)}}, Tolerance{}, 1.0 / 12};
+    });
     return cases;
 }
 
@@ -219,7 +246,7 @@ void check_chip(const std::string &chip, int seeds, const std::map<std::string, 
         if (only)
             EXPECT_EQ(tally.rejected, 0) << op.name << ": every listed schedule must compile; rejections:" << why;
         else
-            EXPECT_GE(tally.accepted * 2, tally.accepted + tally.rejected)
+            EXPECT_GE(double(tally.accepted), op.min_accepted * (tally.accepted + tally.rejected))
             << op.name << " on " << chip << ": accepted " << tally.accepted << " of " << tally.accepted + tally.rejected
             << "; rejections:" << why;
         ::testing::Test::RecordProperty(chip + " " + op.name,
