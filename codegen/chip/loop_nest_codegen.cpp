@@ -24,6 +24,7 @@
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_equality.h"
+#include "tessera/ir_mutator.h"
 #include "tessera/ir_operator.h"
 #include "tessera/ir_printer.h"
 #include "tessera/lower.h"
@@ -50,7 +51,22 @@ struct Affine {
     int64_t c = 0, row = 0, lane = 0;
 };
 
-std::optional<Affine> affine(const Expr &e, const std::string &row, const std::string &lane) {
+/// The values the row and lane variables take in one tile (inclusive), which decide min, max,
+/// division and remainder of affine indices that are affine again inside the tile (a clamp
+/// that does not bite, a reshape's i / n over a tile within one row of n).
+struct TileBox {
+    int64_t row_lo = 0, row_hi = 0, lane_lo = 0, lane_hi = 0;
+    int64_t lowest(const Affine &a) const {
+        return a.c + std::min(a.row * row_lo, a.row * row_hi) + std::min(a.lane * lane_lo, a.lane * lane_hi);
+    }
+    int64_t highest(const Affine &a) const {
+        return a.c + std::max(a.row * row_lo, a.row * row_hi) + std::max(a.lane * lane_lo, a.lane * lane_hi);
+    }
+};
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+std::optional<Affine> affine(const Expr &e, const std::string &row, const std::string &lane, const TileBox &box) {
     if (auto v = as_const_int(e)) return Affine{*v, 0, 0};
     if (const Variable *v = e.as<Variable>()) {
         if (v->name == row) return Affine{0, 1, 0};
@@ -58,9 +74,9 @@ std::optional<Affine> affine(const Expr &e, const std::string &row, const std::s
         return std::nullopt;
     }
     if (const Cast *c = e.as<Cast>())
-        if (c->type.is_int() || c->type.is_uint()) return affine(c->value, row, lane);
+        if (c->type.is_int() || c->type.is_uint()) return affine(c->value, row, lane, box);
     auto both = [&](const Expr &a, const Expr &b) -> std::optional<std::pair<Affine, Affine>> {
-        auto x = affine(a, row, lane), y = affine(b, row, lane);
+        auto x = affine(a, row, lane, box), y = affine(b, row, lane, box);
         if (!x || !y) return std::nullopt;
         return std::make_pair(*x, *y);
     };
@@ -73,6 +89,33 @@ std::optional<Affine> affine(const Expr &e, const std::string &row, const std::s
             auto [x, y] = *p;
             if (x.row == 0 && x.lane == 0) std::swap(x, y);
             if (y.row == 0 && y.lane == 0) return Affine{x.c * y.c, x.row * y.c, x.lane * y.c};
+        }
+    // min / max: the side that is the smaller (larger) one over the whole tile.
+    auto pick = [&](const Expr &a, const Expr &b, bool smaller) -> std::optional<Affine> {
+        auto p = both(a, b);
+        if (!p) return std::nullopt;
+        const Affine d{p->first.c - p->second.c, p->first.row - p->second.row, p->first.lane - p->second.lane};
+        if (box.highest(d) <= 0) return smaller ? p->first : p->second;
+        if (box.lowest(d) >= 0) return smaller ? p->second : p->first;
+        return std::nullopt;
+    };
+    if (const Min *op = e.as<Min>()) return pick(op->a, op->b, true);
+    if (const Max *op = e.as<Max>()) return pick(op->a, op->b, false);
+    // x / k and x % k (k > 0, rounding down): affine where x / k is one value over the tile.
+    auto quotient = [&](const Expr &a, const Expr &b) -> std::optional<std::pair<Affine, int64_t>> {
+        auto k = as_const_int(b);
+        auto x = affine(a, row, lane, box);
+        if (!k || *k <= 0 || !x) return std::nullopt;
+        const int64_t q = floor_div(box.lowest(*x), *k);
+        if (floor_div(box.highest(*x), *k) != q) return std::nullopt;
+        return std::make_pair(*x, q);
+    };
+    if (const Div *op = e.as<Div>())
+        if (auto q = quotient(op->a, op->b)) return Affine{q->second, 0, 0};
+    if (const Mod *op = e.as<Mod>())
+        if (auto q = quotient(op->a, op->b)) {
+            const int64_t k = *as_const_int(op->b);
+            return Affine{q->first.c - q->second * k, q->first.row, q->first.lane};
         }
     return std::nullopt;
 }
@@ -143,6 +186,11 @@ struct RowLayout {
     }
 };
 
+/// An index the chip cannot follow across a tile's rows or lanes.
+struct NotAffine : Error {
+    using Error::Error;
+};
+
 /// The lane variable of a statement that runs one lane (no loop across the lanes).
 const std::string kNoLane = "<one lane>";
 
@@ -166,9 +214,14 @@ public:
     }
 
     void compile() {
+        box_lanes_ = L_;
         // First walk: how far past its edges each Input is read.
         phase_ = Phase::Bounds;
-        walk(m_.body);
+        do {
+            replan_ = false;
+            inputs_.clear();
+            walk(m_.body);
+        } while (replan_);
         declare_inputs();
         declare_outputs();
         // Second: every distinct tile of an Input the statements read. When they all fit in
@@ -395,7 +448,8 @@ private:
                 throw Error("chip backend: " + stage_name + " guards its vectorized loop with " + to_string(g) +
                             "; a vector instruction runs all its lanes and rows (vectorize the whole loop, or split with "
                             "TailStrategy::RoundUp or ShiftInwards)");
-        Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced};
+        if (one_row_.count(provide)) row = nullptr, reduce.reset();
+        Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced, provide};
         // The nest's tiles that write different elements are independent: they run side by
         // side (interleaved into waves for the in-order static schedule, vector_emitter.h).
         wave_pieces_.clear();
@@ -425,6 +479,7 @@ private:
         const For *lane = nullptr, *row = nullptr;
         std::optional<VxmOp> reduce;
         Expr reduced;
+        const Provide *provide = nullptr;
     };
 
     /// Unrolls the nest's loops from `i` inwards; the lane loop goes by chunks and the row loop
@@ -458,9 +513,10 @@ private:
 
     /// An argument as an affine function of this tile's row and lane indices.
     Affine index(const Expr &arg, const std::string &what) const {
-        auto a = affine(resolve(arg), pt_.row_var.empty() ? "\x01" : pt_.row_var, pt_.lane_var);
+        const TileBox box{pt_.row_min, pt_.row_min + pt_.rows - 1, pt_.lane_min, pt_.lane_min + box_lanes_ - 1};
+        auto a = affine(resolve(arg), pt_.row_var.empty() ? "\x01" : pt_.row_var, pt_.lane_var, box);
         if (!a)
-            throw Error("chip backend: the index " + to_string(resolve(arg)) + " of " + what +
+            throw NotAffine("chip backend: the index " + to_string(resolve(arg)) + " of " + what +
                         " is not affine in the loops the chip runs across a tile (" + pt_.lane_var +
                         (pt_.row_var.empty() ? "" : ", " + pt_.row_var) + ")");
         // From loop values to indices within this tile.
@@ -537,13 +593,28 @@ private:
             if (!c) throw Error("chip backend: the guard " + to_string(resolve(g)) + " of " + n.stage + " is not known at compile time");
             if (!*c) return;
         }
-        if (phase_ == Phase::Bounds) return plan_reads(n.value);
-        if (phase_ == Phase::Loads) return gather_loads(n.value);
+        if (phase_ == Phase::Bounds) {
+            // An index that is affine only row by row (a reshape's i / n): this nest runs one
+            // row a tile, and the walk starts again.
+            try {
+                for (const Expr &a : n.args) index(a, n.stage);
+                const Expr value = fold_tile_constants(resolve(n.value));
+                for (const Expr &c : func_calls(value))
+                    for (const Expr &a : c.as<Call>()->args) index(a, n.stage);
+                plan_reads(value);
+            } catch (const NotAffine &) {
+                if (pt_.rows == 1) throw;
+                replan_ |= one_row_.insert(n.provide).second;
+            }
+            return;
+        }
+        if (phase_ == Phase::Loads) return gather_loads(fold_tile_constants(resolve(n.value)));
         ++statements_;
         join_wave(n);
         Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage};
         // Constants folded with the unrolled loops' values (fp32(20) is an immediate).
-        const Expr value = expand_for_vxm(resolve(n.value)), reduced = n.reduce ? expand_for_vxm(resolve(n.reduced)) : Expr();
+        const Expr value = expand_for_vxm(fold_tile_constants(resolve(n.value)));
+        const Expr reduced = n.reduce ? expand_for_vxm(fold_tile_constants(resolve(n.reduced))) : Expr();
         {
             std::set<const BaseExprNode *> seen;
             count_uses(n.reduce ? reduced : value, st.uses, seen);
@@ -906,6 +977,9 @@ private:
 
     /// The DMA view of the tile of Input `call` this statement reads.
     chipsim::OffchipView input_view(const Call *c, const InputPlan &plan, const std::string &what) const {
+        bool by_lane = false;
+        for (const Expr &a : c->args) by_lane |= !affine_across_lanes(a, what);
+        if (by_lane) return input_view_by_lane(c, plan, what);
         int64_t off = 0, row = 0, lane = 0;
         for (size_t d = 0; d < c->args.size(); ++d) {
             const Affine a = index(c->args[d], what);
@@ -925,6 +999,132 @@ private:
             v.outer.push_back({L_, lane * 4});
             v.inner_bytes = 4;
         }
+        return v;
+    }
+
+    /// Whether `cond` has one value over the whole tile (its sides affine in the tile's rows and
+    /// lanes): a concat's select(i < n, a, b) on a tile that lies on one side of n.
+    std::optional<bool> decided(const Expr &cond) const {
+        if (const Not *n = cond.as<Not>()) {
+            auto a = decided(n->a);
+            return a ? std::optional<bool>(!*a) : std::nullopt;
+        }
+        if (const And *a = cond.as<And>()) {
+            auto x = decided(a->a), y = decided(a->b);
+            if ((x && !*x) || (y && !*y)) return false;
+            return x && y ? std::optional<bool>(true) : std::nullopt;
+        }
+        if (const Or *o = cond.as<Or>()) {
+            auto x = decided(o->a), y = decided(o->b);
+            if ((x && *x) || (y && *y)) return true;
+            return x && y ? std::optional<bool>(false) : std::nullopt;
+        }
+        const TileBox box{pt_.row_min, pt_.row_min + pt_.rows - 1, pt_.lane_min, pt_.lane_min + box_lanes_ - 1};
+        auto range = [&](const Expr &a, const Expr &b) -> std::optional<std::pair<int64_t, int64_t>> {
+            if (!a.type().is_int() && !a.type().is_uint()) return std::nullopt;
+            auto x = affine(a, pt_.row_var.empty() ? "\x01" : pt_.row_var, pt_.lane_var, box);
+            auto y = affine(b, pt_.row_var.empty() ? "\x01" : pt_.row_var, pt_.lane_var, box);
+            if (!x || !y) return std::nullopt;
+            const Affine d{x->c - y->c, x->row - y->row, x->lane - y->lane};
+            return std::make_pair(box.lowest(d), box.highest(d));
+        };
+        auto decide = [&](const Expr &a, const Expr &b, auto holds_lo, auto holds_hi) -> std::optional<bool> {
+            auto r = range(a, b);
+            if (!r) return std::nullopt;
+            if (holds_lo(r->first) && holds_lo(r->second)) return true;
+            if (!holds_hi(r->first) && !holds_hi(r->second)) return false;
+            return std::nullopt;
+        };
+        auto lt = [](int64_t d) { return d < 0; };
+        auto le = [](int64_t d) { return d <= 0; };
+        if (const LT *op = cond.as<LT>()) return decide(op->a, op->b, lt, lt);
+        if (const LE *op = cond.as<LE>()) return decide(op->a, op->b, le, le);
+        if (const GT *op = cond.as<GT>()) return decide(op->b, op->a, lt, lt);
+        if (const GE *op = cond.as<GE>()) return decide(op->b, op->a, le, le);
+        return std::nullopt;
+    }
+
+    /// `e` with every select whose condition the tile decides replaced by the branch it takes.
+    Expr fold_tile_constants(const Expr &e) const {
+        struct Fold : IRMutator {
+            const LoopNestCompiler *self;
+            using IRMutator::visit;
+            Expr visit(const Select *op, const Expr &x) override {
+                if (auto d = self->decided(op->condition)) return mutate(*d ? op->true_value : op->false_value);
+                return IRMutator::visit(op, x);
+            }
+        } fold;
+        fold.self = this;
+        return fold.mutate(e);
+    }
+
+    /// Whether `arg` is affine across this tile's lanes (else it is read lane by lane).
+    bool affine_across_lanes(const Expr &arg, const std::string &what) const {
+        try {
+            index(arg, what);
+            return true;
+        } catch (const NotAffine &) {
+            if (pt_.rows > 1) throw; // first a tile of one row (the Bounds walk retries)
+            return false;
+        }
+    }
+
+    /// The index `arg` takes in lane `l` of this tile.
+    int64_t lane_index(const Expr &arg, int64_t l, const std::string &what) const {
+        auto *self = const_cast<LoopNestCompiler *>(this);
+        const Point tile = pt_;
+        self->pt_.lane_min = tile.lane_min + l;
+        self->box_lanes_ = 1;
+        int64_t i = 0;
+        try {
+            i = index(arg, what).c;
+        } catch (...) {
+            self->pt_ = tile;
+            self->box_lanes_ = L_;
+            throw;
+        }
+        self->pt_ = tile;
+        self->box_lanes_ = L_;
+        return i;
+    }
+
+    /// A one-row read whose lanes are not one strided run (a flatten's (i / 8) % 8, i % 8):
+    /// its lanes' offsets as nested strided runs, each level one dimension of the DMA.
+    chipsim::OffchipView input_view_by_lane(const Call *c, const InputPlan &plan, const std::string &what) const {
+        std::vector<int64_t> off(size_t(L_), 0);
+        for (int64_t l = 0; l < L_; ++l)
+            for (size_t d = 0; d < c->args.size(); ++d) off[size_t(l)] += (lane_index(c->args[d], l, what) - plan.lo[d]) * plan.stride[d];
+        // Levels from the innermost: a run of `count` lanes `stride` apart, repeated.
+        std::vector<chipsim::ViewDim> dims; // innermost first
+        int64_t block = 1;
+        while (block < L_) {
+            const int64_t stride = off[size_t(block)] - off[0];
+            int64_t count = 1;
+            while (block * (count + 1) <= L_) {
+                bool same = true;
+                for (int64_t i = 0; i < block && same; ++i)
+                    same = off[size_t(block * count + i)] - off[size_t(block * (count - 1) + i)] == stride;
+                if (!same) break;
+                ++count;
+            }
+            if (count == 1 || L_ % (block * count) != 0 || stride < 0)
+                throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in an order no strided DMA gathers; vectorize another loop");
+            dims.push_back({count, stride * 4});
+            block *= count;
+        }
+        chipsim::OffchipView v;
+        v.tensor = plan.tensor;
+        v.offset = off[0] * 4;
+        std::reverse(dims.begin(), dims.end());
+        v.inner_bytes = 4;
+        if (!dims.empty() && dims.back().stride == 4) {
+            v.inner_bytes = dims.back().count * 4;
+            dims.pop_back();
+        }
+        if (dims.size() > 3)
+            throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in " + std::to_string(dims.size()) +
+                        " nested runs; a DMA gathers at most 3 below its contiguous bytes");
+        v.outer = dims;
         return v;
     }
 
@@ -1001,7 +1201,16 @@ private:
                         plan.dtype = lane_dtype(c->type, "Input " + c->name);
                     }
                     for (size_t d = 0; d < c->args.size(); ++d) {
-                        const Affine a = index(c->args[d], "the read " + to_string(e));
+                        const std::string what = "the read " + to_string(e);
+                        if (!affine_across_lanes(c->args[d], what)) { // lane by lane (a flatten's i / n % m)
+                            for (int64_t l = 0; l < L_; ++l) {
+                                const int64_t i = lane_index(c->args[d], l, what);
+                                plan.lo[d] = std::min(plan.lo[d], i);
+                                plan.hi[d] = std::max(plan.hi[d], i + 1);
+                            }
+                            continue;
+                        }
+                        const Affine a = index(c->args[d], what);
                         const int64_t ends[2] = {a.c + std::min<int64_t>(0, a.row * (pt_.rows - 1)) + std::min<int64_t>(0, a.lane * (L_ - 1)),
                                                  a.c + std::max<int64_t>(0, a.row * (pt_.rows - 1)) + std::max<int64_t>(0, a.lane * (L_ - 1))};
                         plan.lo[d] = std::min(plan.lo[d], ends[0]);
@@ -1078,6 +1287,9 @@ private:
     std::vector<InputLoad> loads_;           ///< In first-use order.
     std::map<std::string, TileRef> preloaded_; ///< By load key, when preloaded.
     std::vector<std::string> wave_pieces_;    ///< The current wave's pieces, by what they write.
+    std::set<const Provide *> one_row_;       ///< Nests whose indices are affine only row by row.
+    int64_t box_lanes_ = 0;                   ///< Lanes index() spans (L, or 1 lane by lane).
+    bool replan_ = false;
     int wave_limit_ = kWavePieces;
     std::set<std::string> loaded_keys_;
     std::string preload_summary_;

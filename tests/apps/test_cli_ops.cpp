@@ -46,9 +46,6 @@ TEST_P(EveryOp, RunsOnTheHostWithItsDefaultsVerifiedInFull) {
 /// (so this list shrinks as the chip compiler grows, issue 13).
 const std::map<std::string, std::string> &not_on_chips_yet() {
     static const std::map<std::string, std::string> m{
-        {"reshape", "reads its input at (i / n, i % n): index arithmetic a tile's lanes cannot follow yet"},
-        {"flatten", "reads its input at (i / n) % m: index arithmetic a tile's lanes cannot follow yet"},
-        {"concat", "reads each input at a clamped index, min(i, n - 1): not affine across a tile"},
         {"lstm_cell", "two outputs from matmuls: several kernels in one program is step 3 (TensorOp)"},
     };
     return m;
