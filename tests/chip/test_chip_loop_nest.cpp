@@ -414,6 +414,24 @@ TEST_P(ChipLoopNest, SchedulesTheChipCannotRunSayWhy) {
     test::expect_chip_error(Pipeline(f), {40}, chip, "vectorizes two loops");
 }
 
+TEST_P(ChipLoopNest, IndexArithmeticAffineOnlyInsideATile) {
+    // A concat written as a select on the index, a reshape through i / n and i % n, and a
+    // flatten whose lanes run through two dimensions of the input (nested strided DMA runs).
+    const std::string chip = chip_target(GetParam());
+    Input A(Float(32), {6, 32}, "A"), B(Float(32), {6, 16}, "B"), C(Float(32), {4, 8, 8}, "C");
+    Var y("y"), x("x");
+    Func cat("cat"), reshaped("reshaped"), flat("flat");
+    cat(y, x) = select(x < 32, A(y, min(x, 31)), B(y, max(x - 32, 0)) * 2.0f);
+    reshaped(y, x) = A((y * 16 + x) / 32, (y * 16 + x) % 32) + 1.0f;
+    flat(y, x) = C(y, x / 8, x % 8) * 3.0f;
+    const Bindings b{{A, test::random_buffer(Float(32), {6, 32}, 33)},
+                     {B, test::random_buffer(Float(32), {6, 16}, 34)},
+                     {C, test::random_buffer(Float(32), {4, 8, 8}, 35)}};
+    expect_loop_nest_matches(Pipeline(cat), {{6, 48}}, b, chip);
+    expect_loop_nest_matches(Pipeline(reshaped), {{12, 16}}, b, chip);
+    expect_loop_nest_matches(Pipeline(flat), {{4, 64}}, b, chip);
+}
+
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
 INSTANTIATE_TEST_SUITE_P(EditedTargets, ChipLoopNest, ::testing::Values("tsp-mini-v32", "npu-edge-v32", "npu-edge-4banks"),
                          [](const ::testing::TestParamInfo<std::string> &i) { return test::test_name(i.param); });
