@@ -34,6 +34,10 @@ std::string Report::to_json() const {
     for (auto &u : units)
         j["units"][u.name] = {{"busy_cycles", u.busy_cycles}, {"lanes", u.lanes}, {"utilization", r6(u.utilization)}};
     j["roofline"] = {{"bound_cycles", r6(roofline_cycles)}, {"limiter", roofline_limiter}};
+    if (!problem_bound_limiter.empty())
+        j["problem_bound"] = {{"cycles", r6(problem_bound_cycles)},
+                              {"limiter", problem_bound_limiter},
+                              {"fraction", cycles > 0 ? r6(problem_bound_cycles / double(cycles)) : 0.0}};
     return j.dump(2);
 }
 
@@ -51,6 +55,11 @@ std::string Report::to_text() const {
     o << buf;
     std::snprintf(buf, sizeof buf, "roofline bound %.0f cycles (%s)\n", roofline_cycles, roofline_limiter.c_str());
     o << buf;
+    if (!problem_bound_limiter.empty()) {
+        std::snprintf(buf, sizeof buf, "problem bound %.0f cycles (%s): %.1f %% of it reached\n", problem_bound_cycles,
+                      problem_bound_limiter.c_str(), cycles > 0 ? 100.0 * problem_bound_cycles / double(cycles) : 0.0);
+        o << buf;
+    }
     o << "bytes:";
     for (auto &[level, b] : bytes) o << " " << level << "=" << b;
     o << "\n";

@@ -718,4 +718,18 @@ Roofline TimingModel::roofline(int64_t macs, DType input, const std::map<std::st
     return r;
 }
 
+Roofline TimingModel::problem_bound(const ProblemSize &p) const {
+    const Target &t = target_;
+    const int64_t crossing = p.input_bytes + p.output_bytes;
+    std::map<std::string, int64_t> levels;
+    if (t.dram.bytes_per_cycle > 0) levels["DRAM"] = crossing;
+    for (const MemoryDesc &m : t.memories)
+        if (!m.accumulator) {
+            levels[m.name] = crossing;
+            break;
+        }
+    if (t.streams_eastward + t.streams_westward > 0) levels["STREAMS"] = crossing;
+    return roofline(p.macs, p.mac_dtype, levels);
+}
+
 } // namespace tessera::chipsim

@@ -12,6 +12,7 @@
 #include "gemm_pattern.h"
 #include "instruction_scheduler.h"
 #include "loop_nest_codegen.h"
+#include "problem_size.h"
 #include "op_recognizer.h"
 #include "program_tensors.h"
 #include "vector_kernels.h"
@@ -364,9 +365,24 @@ chipsim::Target chip_target_description(const Target &target) {
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
                                     const std::vector<std::vector<int64_t>> &output_shapes);
 
+namespace {
+
+ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
+
+} // namespace
+
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings) {
     (void)bindings;
+    ChipProgram cp = compile_pipeline(pipeline, target, output_shapes);
+    cp.problem = internal::chip::problem_size(pipeline, output_shapes);
+    return cp;
+}
+
+namespace {
+
+/// Chooses how the pipeline reaches the chip (README "How a pipeline reaches a chip").
+ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
     internal::check_realize_request(pipeline, output_shapes);
     ChipProgram cp;
     cp.target = chip_target_description(target);
@@ -396,6 +412,8 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     }
     return compile_matrix_pipeline(cp, pipeline, *g, output_shapes);
 }
+
+} // namespace
 
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
                                     const std::vector<std::vector<int64_t>> &output_shapes) {
@@ -599,6 +617,11 @@ ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const Ch
     }
     ChipResult r;
     r.report = sim.report;
+    if (cp.problem.macs > 0 || cp.problem.input_bytes + cp.problem.output_bytes > 0) {
+        const chipsim::Roofline bound = model.problem_bound(cp.problem);
+        r.report.problem_bound_cycles = bound.bound_cycles;
+        r.report.problem_bound_limiter = bound.limiter;
+    }
     r.program = cp;
     if (options.trace) r.trace_json = chipsim::chrome_trace_json(sim, cp.program, model);
     for (size_t o = 0; o < cp.outputs.size(); ++o) {

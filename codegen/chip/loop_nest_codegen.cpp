@@ -141,26 +141,11 @@ DType lane_dtype(Type t, const std::string &what) {
     throw Error("chip backend: " + what + " has type " + t.to_string() + "; the VXM computes in 32-bit lanes (fp32, int32)");
 }
 
-/// The operands of an arithmetic node (none for leaves and Calls).
-std::vector<Expr> children(const Expr &e) {
-    std::vector<Expr> out;
-    if (const Cast *c = e.as<Cast>()) out.push_back(c->value);
-#define TESSERA_BINARY(T) \
-if (const T *op = e.as<T>()) out = {op->a, op->b};
-    TESSERA_BINARY(Add) TESSERA_BINARY(Sub) TESSERA_BINARY(Mul) TESSERA_BINARY(Div) TESSERA_BINARY(Mod)
-    TESSERA_BINARY(Min) TESSERA_BINARY(Max) TESSERA_BINARY(EQ) TESSERA_BINARY(NE) TESSERA_BINARY(LT) TESSERA_BINARY(LE)
-    TESSERA_BINARY(GT) TESSERA_BINARY(GE) TESSERA_BINARY(And) TESSERA_BINARY(Or)
-#undef TESSERA_BINARY
-    if (const Select *s = e.as<Select>()) out = {s->condition, s->true_value, s->false_value};
-    if (const Not *n = e.as<Not>()) out = {n->a};
-    return out;
-}
-
 /// The values an operation computes from: its operands, or an intrinsic's arguments (a read's
 /// arguments are indices, not values).
 std::vector<Expr> value_operands(const Expr &e) {
     if (const Call *c = e.as<Call>()) return c->call_type == CallType::Intrinsic ? c->args : std::vector<Expr>{};
-    return children(e);
+    return operands_of(e);
 }
 
 /// How a Func stored on chip maps to vector rows: its lane dimension in chunks of L, its other
@@ -1149,7 +1134,7 @@ private:
                 for (const Expr &a : c->args) visit(a);
                 return;
             }
-            for (const Expr &k : children(e)) visit(k);
+            for (const Expr &k : operands_of(e)) visit(k);
         };
         visit(value);
     }
@@ -1220,7 +1205,7 @@ private:
                 for (const Expr &a : c->args) visit(a);
                 return;
             }
-            for (const Expr &k : children(e)) visit(k);
+            for (const Expr &k : operands_of(e)) visit(k);
         };
         visit(value);
     }
@@ -1302,43 +1287,6 @@ private:
     int64_t placed_ = 0, statements_ = 0;
 };
 
-/// Whether a multiplication of two reads shares a reduction variable, one read with a pure
-/// variable the other lacks: acc[i, j] += a[i, k] * b[k, j], convolutions — and weighted
-/// stencils, which the GEMM path hands back when it cannot tensorize them.
-bool matmul_shaped(const Expr &e, bool strict) {
-    if (const Mul *m = e.as<Mul>()) {
-        auto strip = [](Expr x) {
-            while (const Cast *c = x.as<Cast>()) x = c->value;
-            return x;
-        };
-        const Call *a = strip(m->a).as<Call>(), *b = strip(m->b).as<Call>();
-        if (a && b && a->call_type != CallType::Intrinsic && b->call_type != CallType::Intrinsic) {
-            auto vars = [](const Call *c, VariableKind kind) {
-                std::set<std::string> out;
-                std::function<void(const Expr &)> go = [&](const Expr &x) {
-                    if (const Variable *v = x.as<Variable>()) {
-                        if (v->kind == kind) out.insert(v->name);
-                        return;
-                    }
-                    for (const Expr &k : children(x)) go(k);
-                };
-                for (const Expr &x : c->args) go(x);
-                return out;
-            };
-            const auto ra = vars(a, VariableKind::Reduction), rb = vars(b, VariableKind::Reduction);
-            const auto pa = vars(a, VariableKind::Pure), pb = vars(b, VariableKind::Pure);
-            auto has_other = [](const std::set<std::string> &x, const std::set<std::string> &y) {
-                return std::any_of(x.begin(), x.end(), [&](const std::string &v) { return !y.count(v); });
-            };
-            const bool shared = std::any_of(ra.begin(), ra.end(), [&](const std::string &v) { return rb.count(v) > 0; });
-            if (shared && (strict ? has_other(pa, pb) && has_other(pb, pa) : has_other(pa, pb) || has_other(pb, pa))) return true;
-        }
-    }
-    for (const Expr &k : children(e))
-        if (matmul_shaped(k, strict)) return true;
-    return false;
-}
-
 } // namespace
 
 namespace {
@@ -1371,7 +1319,7 @@ bool product_of_reads(const Pipeline &p, bool strict) {
             for (const Directive &d : ds)
                 if (d.kind == DirectiveKind::Tensorize) return true;
         for (const Definition &u : f.contents()->updates)
-            if (u.rdom && matmul_shaped(u.value, strict)) return true;
+            if (u.rdom && !matmul_products(u.value, strict).empty()) return true;
     }
     return false;
 }

@@ -4,6 +4,10 @@
 #include "tessera/ir_mutator.h"
 #include "tessera/ir_visitor.h"
 
+#include <algorithm>
+#include <functional>
+#include <set>
+
 namespace tessera::internal::chip {
 
 namespace {
@@ -84,7 +88,66 @@ public:
     std::vector<Expr> calls;
 };
 
+/// Whether a multiplication of two reads shares a reduction variable, one read with a pure
+/// variable the other lacks: acc[i, j] += a[i, k] * b[k, j], convolutions — and weighted
+/// stencils, which the GEMM path hands back when it cannot tensorize them.
+void collect_products(const Expr &e, bool strict, std::vector<const Mul *> &out) {
+    if (const Mul *m = e.as<Mul>()) {
+        auto strip = [](Expr x) {
+            while (const Cast *c = x.as<Cast>()) x = c->value;
+            return x;
+        };
+        const Call *a = strip(m->a).as<Call>(), *b = strip(m->b).as<Call>();
+        if (a && b && a->call_type != CallType::Intrinsic && b->call_type != CallType::Intrinsic) {
+            auto vars = [](const Call *c, VariableKind kind) {
+                std::set<std::string> out;
+                std::function<void(const Expr &)> go = [&](const Expr &x) {
+                    if (const Variable *v = x.as<Variable>()) {
+                        if (v->kind == kind) out.insert(v->name);
+                        return;
+                    }
+                    for (const Expr &k : operands_of(x)) go(k);
+                };
+                for (const Expr &x : c->args) go(x);
+                return out;
+            };
+            const auto ra = vars(a, VariableKind::Reduction), rb = vars(b, VariableKind::Reduction);
+            const auto pa = vars(a, VariableKind::Pure), pb = vars(b, VariableKind::Pure);
+            auto has_other = [](const std::set<std::string> &x, const std::set<std::string> &y) {
+                return std::any_of(x.begin(), x.end(), [&](const std::string &v) { return !y.count(v); });
+            };
+            const bool shared = std::any_of(ra.begin(), ra.end(), [&](const std::string &v) { return rb.count(v) > 0; });
+            if (shared && (strict ? has_other(pa, pb) && has_other(pb, pa) : has_other(pa, pb) || has_other(pb, pa))) {
+                out.push_back(m);
+                return;
+            }
+        }
+    }
+    for (const Expr &k : operands_of(e)) collect_products(k, strict, out);
+}
+
 } // namespace
+
+/// The operands of an arithmetic node (none for leaves and Calls).
+std::vector<Expr> operands_of(const Expr &e) {
+    std::vector<Expr> out;
+    if (const Cast *c = e.as<Cast>()) out.push_back(c->value);
+#define TESSERA_BINARY(T) \
+if (const T *op = e.as<T>()) out = {op->a, op->b};
+    TESSERA_BINARY(Add) TESSERA_BINARY(Sub) TESSERA_BINARY(Mul) TESSERA_BINARY(Div) TESSERA_BINARY(Mod)
+    TESSERA_BINARY(Min) TESSERA_BINARY(Max) TESSERA_BINARY(EQ) TESSERA_BINARY(NE) TESSERA_BINARY(LT) TESSERA_BINARY(LE)
+    TESSERA_BINARY(GT) TESSERA_BINARY(GE) TESSERA_BINARY(And) TESSERA_BINARY(Or)
+#undef TESSERA_BINARY
+    if (const Select *s = e.as<Select>()) out = {s->condition, s->true_value, s->false_value};
+    if (const Not *n = e.as<Not>()) out = {n->a};
+    return out;
+}
+
+std::vector<const Mul *> matmul_products(const Expr &e, bool strict) {
+    std::vector<const Mul *> out;
+    collect_products(e, strict, out);
+    return out;
+}
 
 std::optional<std::string> ProvideSite::vectorized_loop() const {
     for (const SiteLoop &l : loops)

@@ -42,5 +42,11 @@ Expr substitute_vars(const Expr &e, const std::map<std::string, Expr> &values);
 bool mentions(const Expr &e, const std::string &name);
 /// The Calls to Funcs in `e`, in order of appearance (repeats included).
 std::vector<Expr> func_calls(const Expr &e);
+/// The operands of an arithmetic node (none for leaves and Calls).
+std::vector<Expr> operands_of(const Expr &e);
+/// The products of two reads in `e` that share a reduction variable, one read with a pure
+/// variable the other lacks (`strict`: each with one) — acc[i, j] += a[i, k] * b[k, j], the
+/// taps of a convolution: the matrix unit's work.
+std::vector<const Mul *> matmul_products(const Expr &e, bool strict);
 
 } // namespace tessera::internal::chip

@@ -6,6 +6,7 @@
 #include "test_support.h"
 
 #include <tessera/chipsim/target.h>
+#include <tessera/codegen/chip_schedules.h>
 
 #include <fstream>
 #include <map>
@@ -435,6 +436,49 @@ TEST_P(ChipLoopNest, IndexArithmeticAffineOnlyInsideATile) {
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
 INSTANTIATE_TEST_SUITE_P(EditedTargets, ChipLoopNest, ::testing::Values("tsp-mini-v32", "npu-edge-v32", "npu-edge-4banks"),
                          [](const ::testing::TestParamInfo<std::string> &i) { return test::test_name(i.param); });
+
+} // namespace
+} // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(ProblemBound, ComesFromTheAlgorithmNotTheSchedule) {
+    // On npu-edge a matmul's bound is A, B and C crossing DRAM once (int8 in, int32 out); on
+    // tsp-mini, whose host I/O is outside a kernel's cycles, its MACs at the MXM's peak.
+    auto matmul = [](Input &A, Input &B) { return Pipeline(ops::matmul(A, B)); };
+    Input A(Int(8), {128, 256}, "A"), B(Int(8), {256, 96}, "B");
+    const Bindings b{{A, test::random_buffer(Int(8), {128, 256}, 36)}, {B, test::random_buffer(Int(8), {256, 96}, 37)}};
+    ChipResult npu = realize_library_kernel_on_chip(matmul(A, B), {{128, 96}}, b, Target::named("npu-edge"));
+    EXPECT_DOUBLE_EQ(npu.report.problem_bound_cycles,
+                     double(128 * 256 + 256 * 96 + 128 * 96 * 4) / chipsim::load_target("npu-edge").dram.bytes_per_cycle);
+    EXPECT_EQ(npu.report.problem_bound_limiter, "DRAM");
+    EXPECT_LE(npu.report.problem_bound_cycles, double(npu.report.cycles));
+    EXPECT_NE(npu.report.to_json().find("\"problem_bound\""), std::string::npos);
+    ChipResult tsp = realize_library_kernel_on_chip(matmul(A, B), {{128, 96}}, b, Target::named("tsp-mini"));
+    EXPECT_EQ(tsp.report.problem_bound_limiter, "compute");
+    EXPECT_DOUBLE_EQ(tsp.report.problem_bound_cycles,
+                     double(128 * 256 * 96) / chipsim::load_target("tsp-mini").peak_macs_per_cycle(chipsim::DType::Int8));
+    // A row sum under two schedules: lanes across the rows (the default: the input is gathered
+    // 4 bytes at a time, which raises the program's roofline) and the same with the lane loop
+    // split in two chunks of 16; the bound is the input and output crossing DRAM once, for both.
+    Input X(Float(32), {32, 100}, "X");
+    const Bindings bx{{X, test::random_buffer(Float(32), {32, 100}, 38)}};
+    auto row_sum = [&](bool split) {
+        Func s("row_sum");
+        Var i("i");
+        RDom r(0, 100, "r");
+        s(i) = 0.0f;
+        s(i) += X(i, r);
+        if (split) s.update().vectorize(i, 16);
+        return realize_on_chip(Pipeline(s), {{32}}, bx, Target::named("npu-edge"));
+    };
+    const ChipResult plain = row_sum(false), split = row_sum(true);
+    const double bound = double(32 * 100 * 4 + 32 * 4) / chipsim::load_target("npu-edge").dram.bytes_per_cycle;
+    EXPECT_DOUBLE_EQ(plain.report.problem_bound_cycles, bound);
+    EXPECT_DOUBLE_EQ(split.report.problem_bound_cycles, bound);
+    EXPECT_LT(plain.report.problem_bound_cycles, plain.report.roofline_cycles) << "the gathered reads raise the program's roofline only";
+}
 
 } // namespace
 } // namespace tessera

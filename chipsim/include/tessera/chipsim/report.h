@@ -38,12 +38,17 @@ struct Report {
     std::vector<UnitReport> units;                ///< Sorted by name.
     double roofline_cycles = 0.0;                 ///< Analytic lower bound from the timing model.
     std::string roofline_limiter;
+    /// The problem bound (TimingModel::problem_bound), when the program's compiler gave the
+    /// algorithm's size; 0 and "" otherwise (a hand-written program).
+    double problem_bound_cycles = 0.0;
+    std::string problem_bound_limiter;
 
     /// Human-readable text.
     std::string to_text() const;
     /// JSON with keys target, program, instructions, cycles, host_io_cycles, total_cycles, macs,
     /// macs_per_cycle, peak_macs_per_cycle, mac_dtype, mxm_utilization, bytes, stall_cycles,
-    /// stall_cycles_by_cause, stall_cycles_by_bank, bank_conflicts, units, roofline.
+    /// stall_cycles_by_cause, stall_cycles_by_bank, bank_conflicts, units, roofline, and
+    /// problem_bound when known.
     std::string to_json() const;
 };
 

@@ -137,6 +137,14 @@ struct Conflict {
 };
 
 /// Analytic bound on a kernel's cycles.
+/// What the problem bound needs from the algorithm alone (CHIP.md): its multiply-accumulates, in
+/// the dtype the matrix unit would take them, and the bytes of its inputs and outputs.
+struct ProblemSize {
+    int64_t macs = 0;
+    DType mac_dtype = DType::Int8;
+    int64_t input_bytes = 0, output_bytes = 0;
+};
+
 struct Roofline {
     double compute_cycles = 0;                 ///< MACs / peak MACs per cycle.
     std::map<std::string, double> memory_cycles; ///< Bytes / bytes-per-cycle, per level.
@@ -186,6 +194,11 @@ public:
     double bytes_per_cycle(const std::string &level) const;
     /// The roofline bound for `macs` of `input` and the bytes moved per level.
     Roofline roofline(int64_t macs, DType input, const std::map<std::string, int64_t> &bytes_per_level) const;
+    /// The problem bound: the algorithm's MACs at peak, and its inputs and outputs crossing once
+    /// each level a kernel must cross — DRAM where the target has one, the vector memory and the
+    /// streams on chip; the host link is outside a kernel's cycles. A schedule that reloads tiles
+    /// raises its own roofline, never this.
+    Roofline problem_bound(const ProblemSize &p) const;
     /// Output rows a drain writes per accumulator row for an output dtype.
     int drain_rows_per_acc_row(DType acc_input, DType out) const;
 

@@ -56,6 +56,7 @@
 #include "tessera/chipsim/isa.h"
 #include "tessera/chipsim/report.h"
 #include "tessera/chipsim/target.h"
+#include "tessera/chipsim/timing_model.h"
 #include "tessera/func.h"
 #include "tessera/target.h"
 
@@ -95,6 +96,8 @@ struct ChipProgram {
     std::vector<std::vector<int64_t>> output_shapes;
     std::vector<Type> output_types;        ///< The outputs' dtypes in the pipeline (what realize returns).
     std::string summary;                   ///< What was generated: tiles, placement, epilogue.
+    /// The algorithm's size, for the report's problem bound (chipsim::TimingModel::problem_bound).
+    chipsim::ProblemSize problem;
 };
 
 /// Options of a chip run.
