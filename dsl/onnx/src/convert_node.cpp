@@ -1,0 +1,573 @@
+// One converter per ONNX op type: each reads its node's operands and attributes through
+// NodeContext, refuses what it does not support by name, and builds tessera::ops Tensors.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+
+#include "node_context.h"
+#include "onnx_internal.h"
+#include "tessera/error.h"
+
+namespace tessera::onnx::internal {
+
+namespace {
+
+using Converter = std::function<std::vector<Value>(NodeContext &)>;
+
+std::vector<Value> one(const ops::Tensor &t, bool scalar = false) { return {Value{t, scalar, std::nullopt}}; }
+
+/// ONNX's shape of a value (a scalar is []).
+std::vector<int64_t> onnx_shape(const Value &v) {
+    if (v.scalar) return {};
+    return v.tensor.concrete_shape();
+}
+
+int64_t product(const std::vector<int64_t> &v) {
+    int64_t p = 1;
+    for (int64_t e : v) p *= e;
+    return p;
+}
+
+std::string join(const std::vector<int64_t> &v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return s + "]";
+}
+
+/// A tensor under a new ONNX shape; a rank-0 shape becomes a [1] scalar.
+std::vector<Value> reshape_to(NodeContext &ctx, const Value &v, const std::vector<int64_t> &shape) {
+    if (shape.empty()) return one(ops::reshape(v.tensor, {1}, ctx.func_name()), true);
+    return one(ops::reshape(v.tensor, shape, ctx.func_name()));
+}
+
+int normalize_axis(NodeContext &ctx, int64_t axis, int rank, const std::string &what = "axis") {
+    if (axis < -rank || axis >= rank)
+        ctx.fail("attribute '" + what + "' is " + std::to_string(axis) + "; supported: " + std::to_string(-rank) + " .. " +
+                 std::to_string(rank - 1) + " for rank " + std::to_string(rank));
+    return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+// ---- element-wise ------------------------------------------------------------------------------
+
+Converter unary(std::function<ops::Tensor(NodeContext &, const ops::Tensor &, const std::string &)> fn,
+                std::set<std::string> attributes = {}) {
+    return [fn, attributes](NodeContext &ctx) {
+        ctx.allow_attributes(attributes);
+        ctx.require_arity(1, 1, 1);
+        const Value &x = ctx.input(0);
+        return one(fn(ctx, x.tensor, ctx.func_name()), x.scalar);
+    };
+}
+
+Converter binary(std::function<ops::Tensor(const ops::Tensor &, const ops::Tensor &, const std::string &)> fn) {
+    return [fn](NodeContext &ctx) {
+        ctx.allow_attributes({"broadcast", "axis"}); // opset < 7 spelled broadcasting out
+        if (ctx.has_attribute("axis")) ctx.fail("attribute 'axis' (legacy broadcasting) is not supported; supported: NumPy broadcasting (opset >= 7)");
+        ctx.require_arity(2, 2, 1);
+        return one(fn(ctx.tensor(0), ctx.tensor(1), ctx.func_name()), ctx.input(0).scalar && ctx.input(1).scalar);
+    };
+}
+
+Converter variadic(std::function<ops::Tensor(const ops::Tensor &, const ops::Tensor &, const std::string &)> fn) {
+    return [fn](NodeContext &ctx) {
+        ctx.allow_attributes({});
+        ctx.require_arity(1, 64, 1);
+        ops::Tensor acc = ctx.tensor(0);
+        bool scalar = ctx.input(0).scalar;
+        if (ctx.input_count() == 1) return one(ops::reshape(acc, acc.concrete_shape(), ctx.func_name()), scalar);
+        for (int i = 1; i < ctx.input_count(); ++i) {
+            acc = fn(acc, ctx.tensor(i), ctx.func_name() + (i + 1 < ctx.input_count() ? "_" + std::to_string(i) : ""));
+            scalar = scalar && ctx.input(i).scalar;
+        }
+        return one(acc, scalar);
+    };
+}
+
+std::vector<Value> clip(NodeContext &ctx) {
+    ctx.require_arity(1, 3, 1);
+    const Value &x = ctx.input(0);
+    const Type t = x.tensor.type();
+    if (ctx.opset() < 11) {
+        ctx.allow_attributes({"min", "max"});
+        const double lo = ctx.attr_float("min", t.is_float() ? -INFINITY : t.min_value());
+        const double hi = ctx.attr_float("max", t.is_float() ? INFINITY : t.max_value());
+        return one(ops::clip(x.tensor, lo, hi, ctx.func_name()), x.scalar);
+    }
+    ctx.allow_attributes({});
+    ops::Tensor y = x.tensor;
+    const bool lo = ctx.has_input(1), hi = ctx.has_input(2);
+    if (lo) y = ops::maximum(y, ctx.tensor(1), ctx.func_name() + (hi ? "_lo" : ""));
+    if (hi) y = ops::minimum(y, ctx.tensor(2), ctx.func_name());
+    if (!lo && !hi) y = ops::reshape(y, y.concrete_shape(), ctx.func_name());
+    return one(y, x.scalar);
+}
+
+std::vector<Value> where(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(3, 3, 1);
+    return one(ops::where(ctx.tensor(0), ctx.tensor(1), ctx.tensor(2), ctx.func_name()),
+               ctx.input(0).scalar && ctx.input(1).scalar && ctx.input(2).scalar);
+}
+
+std::vector<Value> cast(NodeContext &ctx) {
+    ctx.allow_attributes({"to", "saturate"});
+    ctx.require_arity(1, 1, 1);
+    const int64_t to = ctx.attr_int("to", 0);
+    const std::optional<Type> t = element_type(static_cast<int>(to));
+    if (!t)
+        ctx.fail("attribute 'to' is " + data_type_name(static_cast<int>(to)) +
+                 "; supported: FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8..INT64, UINT8..UINT64, BOOL");
+    return one(ops::cast(ctx.tensor(0), *t, ctx.func_name()), ctx.input(0).scalar);
+}
+
+// ---- linear algebra ----------------------------------------------------------------------------
+
+std::vector<Value> matmul(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(2, 2, 1);
+    ops::Tensor a = ctx.tensor(0), b = ctx.tensor(1);
+    if (ctx.input(0).scalar || ctx.input(1).scalar) ctx.fail("operands must have rank >= 1; a scalar operand is not supported");
+    const bool vec_a = a.dimensions() == 1, vec_b = b.dimensions() == 1;
+    if (vec_a) a = ops::reshape(a, {1, a.concrete_shape()[0]}, ctx.func_name() + "_a");
+    if (vec_b) b = ops::reshape(b, {b.concrete_shape()[0], 1}, ctx.func_name() + "_b");
+    ops::Tensor y = ops::matmul(a, b, {.name = (vec_a || vec_b) ? ctx.func_name() + "_2d" : ctx.func_name()});
+    std::vector<int64_t> shape = y.concrete_shape();
+    const int64_t k = a.concrete_shape().back();
+    ctx.macs = product(shape) * k;
+    if (vec_a || vec_b) {
+        if (vec_b) shape.erase(shape.end() - 1);
+        if (vec_a) shape.erase(shape.end() - (vec_b ? 1 : 2));
+        if (shape.empty()) return one(ops::reshape(y, {1}, ctx.func_name()), true);
+        y = ops::reshape(y, shape, ctx.func_name());
+    }
+    return one(y);
+}
+
+std::vector<Value> gemm(NodeContext &ctx) {
+    ctx.allow_attributes({"alpha", "beta", "transA", "transB", "broadcast"});
+    ctx.require_arity(2, 3, 1);
+    ops::GemmOptions o;
+    o.alpha = ctx.attr_float("alpha", 1.0);
+    o.beta = ctx.attr_float("beta", 1.0);
+    o.transpose_a = ctx.attr_int("transA", 0) != 0;
+    o.transpose_b = ctx.attr_int("transB", 0) != 0;
+    o.name = ctx.func_name();
+    const ops::Tensor c = ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor();
+    ops::Tensor y = ops::gemm(ctx.tensor(0), ctx.tensor(1), c, o);
+    const std::vector<int64_t> sa = ctx.tensor(0).concrete_shape();
+    ctx.macs = product(y.concrete_shape()) * (o.transpose_a ? sa.front() : sa.back());
+    return one(y);
+}
+
+/// ONNX auto_pad and pads for the two spatial dimensions of a 4-D tensor, as Padding2d.
+ops::Padding2d spatial_padding(NodeContext &ctx, const std::vector<int64_t> &in, const std::vector<int64_t> &kernel,
+                               const std::array<int, 2> &stride, const std::array<int, 2> &dilation) {
+    const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+    if (auto_pad == "NOTSET") {
+        const std::vector<int64_t> pads = ctx.attr_ints("pads", {0, 0, 0, 0});
+        if (pads.size() != 4) ctx.fail("attribute 'pads' has " + std::to_string(pads.size()) + " entries; supported: 4 (2-D)");
+        for (int64_t p : pads)
+            if (p < 0 || p > 1 << 20) ctx.fail("attribute 'pads' " + join(pads) + " has an entry outside 0 .. 2^20");
+        return ops::Padding2d(int(pads[0]), int(pads[1]), int(pads[2]), int(pads[3]));
+    }
+    if (auto_pad == "VALID") return ops::Padding2d(0);
+    if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+        ctx.fail("attribute 'auto_pad' is '" + auto_pad + "'; supported: NOTSET, VALID, SAME_UPPER, SAME_LOWER");
+    int before[2], after[2];
+    for (int d = 0; d < 2; ++d) {
+        const int64_t out = (in[size_t(d)] + stride[size_t(d)] - 1) / stride[size_t(d)];
+        const int64_t total = std::max<int64_t>(0, (out - 1) * stride[size_t(d)] + (kernel[size_t(d)] - 1) * dilation[size_t(d)] + 1 - in[size_t(d)]);
+        const int64_t small = total / 2, big = total - small;
+        before[d] = int(auto_pad == "SAME_UPPER" ? small : big);
+        after[d] = int(auto_pad == "SAME_UPPER" ? big : small);
+    }
+    return ops::Padding2d(before[0], before[1], after[0], after[1]);
+}
+
+std::array<int, 2> pair_attr(NodeContext &ctx, const std::string &name, int fallback) {
+    const std::vector<int64_t> v = ctx.attr_ints(name, {fallback, fallback});
+    if (v.size() != 2) ctx.fail("attribute '" + name + "' has " + std::to_string(v.size()) + " entries; supported: 2 (2-D)");
+    for (int64_t e : v)
+        if (e < 1 || e > 1 << 20) ctx.fail("attribute '" + name + "' " + join(v) + " has an entry outside 1 .. 2^20");
+    return {int(v[0]), int(v[1])};
+}
+
+void require_4d(NodeContext &ctx, const ops::Tensor &x, const std::string &what) {
+    if (x.dimensions() != 4)
+        ctx.fail(what + " has rank " + std::to_string(x.dimensions()) + "; supported: 2-D spatial (a 4-D NCHW tensor)");
+}
+
+std::vector<Value> conv(NodeContext &ctx) {
+    ctx.allow_attributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+    ctx.require_arity(2, 3, 1);
+    const ops::Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
+    require_4d(ctx, x, "input X");
+    require_4d(ctx, w, "weight W");
+    const std::vector<int64_t> ws = w.concrete_shape(), xs = x.concrete_shape();
+    ops::Conv2dOptions o;
+    o.stride = pair_attr(ctx, "strides", 1);
+    o.dilation = pair_attr(ctx, "dilations", 1);
+    const int64_t group = ctx.attr_int("group", 1);
+    if (group < 1 || group > xs[1]) ctx.fail("attribute 'group' is " + std::to_string(group) + "; supported: 1 .. channels (" + std::to_string(xs[1]) + ")");
+    o.groups = int(group);
+    if (ctx.has_attribute("kernel_shape") && ctx.attr_ints("kernel_shape") != std::vector<int64_t>{ws[2], ws[3]})
+        ctx.fail("attribute 'kernel_shape' " + join(ctx.attr_ints("kernel_shape")) + " differs from the weight's " + join({ws[2], ws[3]}));
+    o.padding = spatial_padding(ctx, {xs[2], xs[3]}, {ws[2], ws[3]}, o.stride, o.dilation);
+    o.name = ctx.func_name();
+    const ops::Tensor bias = ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor();
+    ops::Tensor y = ops::conv2d(x, w, bias, o);
+    ctx.macs = product(y.concrete_shape()) * ws[1] * ws[2] * ws[3];
+    return one(y);
+}
+
+std::vector<Value> pool(NodeContext &ctx, bool is_max) {
+    ctx.allow_attributes(is_max ? std::set<std::string>{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}
+                                : std::set<std::string>{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
+    ctx.require_arity(1, 1, 1);
+    const ops::Tensor &x = ctx.tensor(0);
+    require_4d(ctx, x, "input X");
+    if (!ctx.has_attribute("kernel_shape")) ctx.fail("attribute 'kernel_shape' is missing");
+    if (ctx.attr_int("storage_order", 0) != 0) ctx.fail("attribute 'storage_order' is 1; supported: 0 (row-major)");
+    const std::vector<int64_t> xs = x.concrete_shape();
+    ops::Pool2dOptions o;
+    o.kernel = pair_attr(ctx, "kernel_shape", 1);
+    o.stride = pair_attr(ctx, "strides", 1);
+    o.dilation = pair_attr(ctx, "dilations", 1);
+    o.count_include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+    o.padding = spatial_padding(ctx, {xs[2], xs[3]}, {o.kernel[0], o.kernel[1]}, o.stride, o.dilation);
+    if (ctx.attr_int("ceil_mode", 0) != 0) {
+        // Ceil rounding is floor rounding over an input padded at the end by what the last,
+        // partial window needs (ONNX drops a window that would start in the end padding).
+        if (!is_max && o.count_include_pad) ctx.fail("attribute 'ceil_mode' = 1 with count_include_pad = 1 is not supported");
+        int *after[2] = {&o.padding.bottom, &o.padding.right};
+        const int before[2] = {o.padding.top, o.padding.left};
+        for (int d = 0; d < 2; ++d) {
+            const int64_t span = xs[size_t(2 + d)] + before[d] + *after[d] - (int64_t(o.kernel[size_t(d)]) - 1) * o.dilation[size_t(d)] - 1;
+            int64_t out = (span + o.stride[size_t(d)] - 1) / o.stride[size_t(d)] + 1;
+            if ((out - 1) * o.stride[size_t(d)] >= xs[size_t(2 + d)] + before[d]) --out;
+            const int64_t need = (out - 1) * o.stride[size_t(d)] + (int64_t(o.kernel[size_t(d)]) - 1) * o.dilation[size_t(d)] + 1;
+            *after[d] += int(std::max<int64_t>(0, need - (xs[size_t(2 + d)] + before[d] + *after[d])));
+        }
+    }
+    o.name = ctx.func_name();
+    return one(is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o));
+}
+
+std::vector<Value> global_average_pool(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(1, 1, 1);
+    require_4d(ctx, ctx.tensor(0), "input X");
+    return one(ops::global_avg_pool2d(ctx.tensor(0), ops::Layout::NCHW, ctx.func_name()));
+}
+
+// ---- normalisation -----------------------------------------------------------------------------
+
+std::vector<Value> batch_normalization(NodeContext &ctx) {
+    ctx.allow_attributes({"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"});
+    ctx.require_arity(5, 5, 1);
+    if (ctx.attr_int("training_mode", 0) != 0) ctx.fail("attribute 'training_mode' is 1; supported: 0 (inference)");
+    if (ctx.attr_int("spatial", 1) != 1) ctx.fail("attribute 'spatial' is 0; supported: 1");
+    if (ctx.tensor(0).dimensions() < 2) ctx.fail("input X has rank " + std::to_string(ctx.tensor(0).dimensions()) + "; supported: rank >= 2 (N, C, ...)");
+    return one(ops::batchnorm(ctx.tensor(0), ctx.tensor(1), ctx.tensor(2), ctx.tensor(3), ctx.tensor(4),
+                              ctx.attr_float("epsilon", 1e-5), 1, ctx.func_name()));
+}
+
+std::vector<Value> layer_normalization(NodeContext &ctx) {
+    ctx.allow_attributes({"axis", "epsilon", "stash_type"});
+    ctx.require_arity(2, 3, 1);
+    if (ctx.attr_int("stash_type", 1) != 1) ctx.fail("attribute 'stash_type' is not 1; supported: 1 (fp32 statistics)");
+    const ops::Tensor &x = ctx.tensor(0);
+    const int axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.dimensions());
+    const ops::Tensor beta = ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor();
+    // Scale and bias may broadcast (a lower rank than the normalised dimensions): expand them.
+    const std::vector<int64_t> xs = x.concrete_shape();
+    const std::vector<int64_t> norm_shape(xs.begin() + axis, xs.end());
+    auto full = [&](const ops::Tensor &t, const std::string &suffix) {
+        if (!t.defined() || t.concrete_shape() == norm_shape) return t;
+        return ops::expand(t, norm_shape, ctx.func_name() + suffix);
+    };
+    return one(ops::layernorm(x, full(ctx.tensor(1), "_scale"), full(beta, "_bias"), x.dimensions() - axis,
+                              ctx.attr_float("epsilon", 1e-5), ctx.func_name()));
+}
+
+Converter softmax(bool log) {
+    return [log](NodeContext &ctx) {
+        ctx.allow_attributes({"axis"});
+        ctx.require_arity(1, 1, 1);
+        const ops::Tensor &x = ctx.tensor(0);
+        const int rank = x.dimensions();
+        const bool legacy = ctx.opset() < 13;
+        const int axis = normalize_axis(ctx, ctx.attr_int("axis", legacy ? 1 : -1), rank);
+        auto fn = [&](const ops::Tensor &t, int a, const std::string &name) {
+            return log ? ops::log_softmax(t, a, name) : ops::softmax(t, a, name);
+        };
+        if (!legacy || axis == rank - 1) return one(fn(x, axis, ctx.func_name()));
+        // Before opset 13 the input is coerced to 2-D at `axis` and normalised over the rows.
+        const std::vector<int64_t> xs = x.concrete_shape();
+        const int64_t outer = product({xs.begin(), xs.begin() + axis}), inner = product({xs.begin() + axis, xs.end()});
+        const ops::Tensor flat = ops::reshape(x, {outer, inner}, ctx.func_name() + "_2d");
+        return one(ops::reshape(fn(flat, 1, ctx.func_name() + "_rows"), xs, ctx.func_name()));
+    };
+}
+
+// ---- reductions --------------------------------------------------------------------------------
+
+Converter reduce(std::function<ops::Tensor(const ops::Tensor &, const std::vector<int> &, bool, const std::string &)> fn,
+                 bool axes_input_from_13) {
+    return [fn, axes_input_from_13](NodeContext &ctx) {
+        const bool axes_as_input = axes_input_from_13 && ctx.opset() >= 13;
+        ctx.allow_attributes(axes_as_input ? std::set<std::string>{"keepdims", "noop_with_empty_axes"}
+                                           : std::set<std::string>{"axes", "keepdims"});
+        ctx.require_arity(1, axes_as_input ? 2 : 1, 1);
+        const Value &x = ctx.input(0);
+        const int rank = x.scalar ? 0 : x.tensor.dimensions();
+        std::vector<int64_t> axes = axes_as_input ? (ctx.has_input(1) ? ctx.constant_ints(1) : std::vector<int64_t>{})
+                                                  : ctx.attr_ints("axes");
+        const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+        if (axes.empty() && ctx.attr_int("noop_with_empty_axes", 0) != 0)
+            return one(ops::reshape(x.tensor, x.tensor.concrete_shape(), ctx.func_name()), x.scalar);
+        if (rank == 0) return one(ops::reshape(x.tensor, {1}, ctx.func_name()), true);
+        std::vector<int> ax;
+        for (int64_t a : axes) ax.push_back(normalize_axis(ctx, a, rank, "axes"));
+        const bool all = ax.empty() || int(std::set<int>(ax.begin(), ax.end()).size()) == rank;
+        return one(fn(x.tensor, ax, keepdims, ctx.func_name()), all && !keepdims);
+    };
+}
+
+// ---- shapes ------------------------------------------------------------------------------------
+
+std::vector<Value> reshape(NodeContext &ctx) {
+    ctx.allow_attributes({"allowzero"});
+    ctx.require_arity(2, 2, 1);
+    const Value &x = ctx.input(0);
+    const std::vector<int64_t> in = onnx_shape(x);
+    std::vector<int64_t> shape = ctx.constant_ints(1);
+    if (ctx.attr_int("allowzero", 0) == 0)
+        for (size_t d = 0; d < shape.size(); ++d)
+            if (shape[d] == 0) {
+                if (d >= in.size()) ctx.fail("shape " + join(shape) + " copies dimension " + std::to_string(d) + " (0) that the input " + join(in) + " lacks");
+                shape[d] = in[d];
+            }
+    for (int64_t e : shape)
+        if (e < -1 || e > std::numeric_limits<int32_t>::max()) ctx.fail("shape " + join(shape) + " has the entry " + std::to_string(e));
+    return reshape_to(ctx, x, shape);
+}
+
+std::vector<Value> flatten(NodeContext &ctx) {
+    ctx.allow_attributes({"axis"});
+    ctx.require_arity(1, 1, 1);
+    const Value &x = ctx.input(0);
+    const std::vector<int64_t> in = onnx_shape(x);
+    const int rank = int(in.size());
+    int64_t axis = ctx.attr_int("axis", 1);
+    if (axis < -rank || axis > rank) ctx.fail("attribute 'axis' is " + std::to_string(axis) + "; supported: " + std::to_string(-rank) + " .. " + std::to_string(rank));
+    if (axis < 0) axis += rank;
+    return one(ops::reshape(x.tensor, {product({in.begin(), in.begin() + axis}), product({in.begin() + axis, in.end()})}, ctx.func_name()));
+}
+
+std::vector<Value> transpose(NodeContext &ctx) {
+    ctx.allow_attributes({"perm"});
+    ctx.require_arity(1, 1, 1);
+    const Value &x = ctx.input(0);
+    const int rank = x.tensor.dimensions();
+    std::vector<int64_t> perm = ctx.attr_ints("perm");
+    if (perm.empty())
+        for (int d = rank - 1; d >= 0; --d) perm.push_back(d);
+    if (int(perm.size()) != rank) ctx.fail("attribute 'perm' " + join(perm) + " has " + std::to_string(perm.size()) + " entries; the input has rank " + std::to_string(rank));
+    std::vector<int> p;
+    for (int64_t e : perm) p.push_back(normalize_axis(ctx, e, rank, "perm"));
+    return one(ops::permute(x.tensor, p, ctx.func_name()), x.scalar);
+}
+
+std::vector<Value> squeeze(NodeContext &ctx, bool unsqueeze) {
+    const bool axes_input = ctx.opset() >= 13;
+    ctx.allow_attributes(axes_input ? std::set<std::string>{} : std::set<std::string>{"axes"});
+    ctx.require_arity(1, axes_input ? 2 : 1, 1);
+    const Value &x = ctx.input(0);
+    const std::vector<int64_t> in = onnx_shape(x);
+    const std::vector<int64_t> axes = axes_input ? (ctx.has_input(1) ? ctx.constant_ints(1) : std::vector<int64_t>{}) : ctx.attr_ints("axes");
+    std::vector<int64_t> out;
+    if (unsqueeze) {
+        const int rank = int(in.size() + axes.size());
+        std::vector<bool> inserted(size_t(rank), false);
+        for (int64_t a : axes) {
+            const int n = normalize_axis(ctx, a, rank, "axes");
+            if (inserted[size_t(n)]) ctx.fail("axes " + join(axes) + " name axis " + std::to_string(n) + " twice");
+            inserted[size_t(n)] = true;
+        }
+        if (axes.empty()) ctx.fail("axes are empty; Unsqueeze needs at least one");
+        size_t k = 0;
+        for (int d = 0; d < rank; ++d) out.push_back(inserted[size_t(d)] ? 1 : in[k++]);
+    } else {
+        std::vector<bool> drop(in.size(), axes.empty());
+        for (int64_t a : axes) {
+            const int n = normalize_axis(ctx, a, int(in.size()), "axes");
+            if (in[size_t(n)] != 1) ctx.fail("axis " + std::to_string(a) + " has extent " + std::to_string(in[size_t(n)]) + "; only extent-1 axes can be squeezed");
+            drop[size_t(n)] = true;
+        }
+        for (size_t d = 0; d < in.size(); ++d)
+            if (!(drop[d] && in[d] == 1)) out.push_back(in[d]);
+    }
+    return reshape_to(ctx, x, out);
+}
+
+std::vector<Value> concat(NodeContext &ctx) {
+    ctx.allow_attributes({"axis"});
+    ctx.require_arity(1, 1024, 1);
+    std::vector<ops::Tensor> xs;
+    for (int i = 0; i < ctx.input_count(); ++i) xs.push_back(ctx.tensor(i));
+    const int axis = normalize_axis(ctx, ctx.attr_int("axis", 0), xs[0].dimensions());
+    return one(ops::concat(xs, axis, ctx.func_name()));
+}
+
+std::vector<Value> slice(NodeContext &ctx) {
+    const bool legacy = ctx.opset() < 10;
+    ctx.allow_attributes(legacy ? std::set<std::string>{"starts", "ends", "axes"} : std::set<std::string>{});
+    ctx.require_arity(legacy ? 1 : 3, legacy ? 1 : 5, 1);
+    const Value &x = ctx.input(0);
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (legacy) {
+        starts = ctx.attr_ints("starts");
+        ends = ctx.attr_ints("ends");
+        axes = ctx.attr_ints("axes");
+    } else {
+        starts = ctx.constant_ints(1);
+        ends = ctx.constant_ints(2);
+        if (ctx.has_input(3)) axes = ctx.constant_ints(3);
+        if (ctx.has_input(4)) steps = ctx.constant_ints(4);
+    }
+    return one(ops::slice(x.tensor, starts, ends, axes, steps, ctx.func_name()));
+}
+
+std::vector<Value> gather(NodeContext &ctx) {
+    ctx.allow_attributes({"axis"});
+    ctx.require_arity(2, 2, 1);
+    const Value &x = ctx.input(0), &indices = ctx.input(1);
+    const int rank = x.tensor.dimensions();
+    const int axis = normalize_axis(ctx, ctx.attr_int("axis", 0), rank);
+    if (!indices.scalar) return one(ops::gather(x.tensor, indices.tensor, axis, ctx.func_name()));
+    ops::Tensor g = ops::gather(x.tensor, indices.tensor, axis, ctx.func_name() + "_1");
+    std::vector<int64_t> shape = g.concrete_shape();
+    shape.erase(shape.begin() + axis);
+    if (shape.empty()) return one(ops::reshape(g, {1}, ctx.func_name()), true);
+    return one(ops::reshape(g, shape, ctx.func_name()));
+}
+
+std::vector<Value> expand(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(2, 2, 1);
+    return one(ops::expand(ctx.tensor(0), ctx.constant_ints(1), ctx.func_name()));
+}
+
+std::vector<Value> pad(NodeContext &ctx) {
+    const bool legacy = ctx.opset() < 11;
+    ctx.allow_attributes(legacy ? std::set<std::string>{"mode", "pads", "value"} : std::set<std::string>{"mode"});
+    ctx.require_arity(1, legacy ? 1 : 3, 1);
+    const std::string mode = ctx.attr_string("mode", "constant");
+    ops::PadMode m = ops::PadMode::Constant;
+    if (mode == "edge") m = ops::PadMode::Edge;
+    else if (mode == "reflect") m = ops::PadMode::Reflect;
+    else if (mode != "constant") ctx.fail("attribute 'mode' is '" + mode + "'; supported: constant, edge, reflect");
+    const std::vector<int64_t> pads = legacy ? ctx.attr_ints("pads") : ctx.constant_ints(1);
+    const double value = legacy ? ctx.attr_float("value", 0) : (ctx.has_input(2) ? ctx.constant_scalar(2) : 0.0);
+    return one(ops::pad(ctx.tensor(0), pads, m, value, ctx.func_name()));
+}
+
+std::vector<Value> identity(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(1, 1, 1);
+    return {ctx.input(0)};
+}
+
+std::vector<Value> constant(NodeContext &ctx) {
+    ctx.allow_attributes({"value"});
+    ctx.require_arity(0, 0, 1);
+    Buffer<> b = ctx.attr_tensor("value");
+    const bool scalar = b.dimensions() == 0;
+    if (scalar) b = reshaped(b, {1});
+    return {Value{ops::Tensor(), scalar, b}};
+}
+
+const std::map<std::string, Converter> &converters() {
+    static const std::map<std::string, Converter> table = {
+        {"Add", binary([](auto &a, auto &b, auto &n) { return ops::add(a, b, n); })},
+        {"Sub", binary([](auto &a, auto &b, auto &n) { return ops::sub(a, b, n); })},
+        {"Mul", binary([](auto &a, auto &b, auto &n) { return ops::mul(a, b, n); })},
+        {"Div", binary([](auto &a, auto &b, auto &n) { return ops::div(a, b, n); })},
+        {"Pow", binary([](auto &a, auto &b, auto &n) { return ops::pow(a, b, n); })},
+        {"Max", variadic([](auto &a, auto &b, auto &n) { return ops::maximum(a, b, n); })},
+        {"Min", variadic([](auto &a, auto &b, auto &n) { return ops::minimum(a, b, n); })},
+        {"Where", where},
+        {"Relu", unary([](auto &, auto &x, auto &n) { return ops::relu(x, n); })},
+        {"LeakyRelu", unary([](auto &c, auto &x, auto &n) { return ops::leaky_relu(x, c.attr_float("alpha", 0.01), n); }, {"alpha"})},
+        {"Sigmoid", unary([](auto &, auto &x, auto &n) { return ops::sigmoid(x, n); })},
+        {"HardSigmoid", unary([](auto &c, auto &x, auto &n) { return ops::hard_sigmoid(x, c.attr_float("alpha", 0.2), c.attr_float("beta", 0.5), n); }, {"alpha", "beta"})},
+        {"Tanh", unary([](auto &, auto &x, auto &n) { return ops::tanh(x, n); })},
+        {"Erf", unary([](auto &, auto &x, auto &n) { return ops::erf(x, n); })},
+        {"Softplus", unary([](auto &, auto &x, auto &n) { return ops::softplus(x, n); })},
+        {"Exp", unary([](auto &, auto &x, auto &n) { return ops::exp(x, n); })},
+        {"Sqrt", unary([](auto &, auto &x, auto &n) { return ops::sqrt(x, n); })},
+        {"Clip", clip},
+        {"Cast", cast},
+        {"Identity", identity},
+        {"Constant", constant},
+        {"MatMul", matmul},
+        {"Gemm", gemm},
+        {"Conv", conv},
+        {"MaxPool", [](NodeContext &c) { return pool(c, true); }},
+        {"AveragePool", [](NodeContext &c) { return pool(c, false); }},
+        {"GlobalAveragePool", global_average_pool},
+        {"BatchNormalization", batch_normalization},
+        {"LayerNormalization", layer_normalization},
+        {"Softmax", softmax(false)},
+        {"LogSoftmax", softmax(true)},
+        {"ReduceSum", reduce([](auto &x, auto &a, bool k, auto &n) { return ops::reduce_sum(x, a, k, n); }, true)},
+        {"ReduceMean", reduce([](auto &x, auto &a, bool k, auto &n) { return ops::reduce_mean(x, a, k, n); }, false)},
+        {"ReduceMax", reduce([](auto &x, auto &a, bool k, auto &n) { return ops::reduce_max(x, a, k, n); }, false)},
+        {"Reshape", reshape},
+        {"Flatten", flatten},
+        {"Transpose", transpose},
+        {"Squeeze", [](NodeContext &c) { return squeeze(c, false); }},
+        {"Unsqueeze", [](NodeContext &c) { return squeeze(c, true); }},
+        {"Concat", concat},
+        {"Slice", slice},
+        {"Gather", gather},
+        {"Expand", expand},
+        {"Pad", pad},
+    };
+    return table;
+}
+
+} // namespace
+
+const std::vector<std::string> &supported_op_types() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto &[name, fn] : converters()) v.push_back(name);
+        return v;
+    }();
+    return names;
+}
+
+std::vector<Value> convert_node(NodeContext &ctx) {
+    const std::string &op = ctx.node().op_type();
+    if (!ctx.node().domain().empty() && ctx.node().domain() != "ai.onnx")
+        ctx.fail("domain '" + ctx.node().domain() + "' is not supported; supported: the default ONNX domain");
+    const auto it = converters().find(op);
+    if (it == converters().end()) {
+        std::string list;
+        for (const std::string &s : supported_op_types()) list += (list.empty() ? "" : " ") + s;
+        ctx.fail("op type '" + op + "' is not supported; supported: " + list);
+    }
+    try {
+        return it->second(ctx);
+    } catch (const Error &e) {
+        const std::string what = e.what();
+        if (what.rfind(ctx.where(), 0) == 0) throw;
+        ctx.fail(what); // an ops:: refusal: say which node
+    }
+}
+
+} // namespace tessera::onnx::internal

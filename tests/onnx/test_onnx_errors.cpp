@@ -1,0 +1,2 @@
+// Malformed and unsupported models: each is a tessera::Error naming what is wrong.
+#include <gtest/gtest.h>
