@@ -3,6 +3,7 @@
 // the host (LLVM JIT) and compared with output_N.pb. Every directory of a listed op must pass
 // unless it is excluded below with its reason; an excluded one that passes fails the test too,
 // so the list stays honest. The per-op counts are printed for the README's table.
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -55,6 +56,15 @@ std::string listed_op(const ::onnx::ModelProto &m) {
     return kListedOps.count(op) ? op : "";
 }
 
+/// libonnx-testdata (ONNX 1.12's numpy_helper) stores bfloat16 tensors as UINT16 bit patterns:
+/// read them as the bfloat16 the model declares.
+Buffer<> as_declared(const Buffer<> &b, int declared) {
+    if (declared != ::onnx::TensorProto::BFLOAT16 || b.type() != UInt(16)) return b;
+    Buffer<> out(BFloat(16), b.shape());
+    std::memcpy(out.data(), b.data(), static_cast<size_t>(b.number_of_elements()) * 2);
+    return out;
+}
+
 /// Runs one test directory; "" when the outputs match.
 std::string run_node_test(const fs::path &dir, const ::onnx::ModelProto &proto) {
     const fs::path data = dir / "test_data_set_0";
@@ -70,14 +80,16 @@ std::string run_node_test(const fs::path &dir, const ::onnx::ModelProto &proto) 
     for (const auto &in : proto.graph().input()) {
         if (initializers.count(in.name())) continue;
         const fs::path file = data / ("input_" + std::to_string(k++) + ".pb");
-        Buffer<> b = tessera::onnx::read_tensor_file(file.string());
+        Buffer<> b = as_declared(tessera::onnx::read_tensor_file(file.string()), in.type().tensor_type().elem_type());
         if (shape_inputs.count(in.name())) options.constant_inputs[in.name()] = b;
         else inputs[in.name()] = b;
     }
     const tessera::onnx::Model model = tessera::onnx::import((dir / "model.onnx").string(), options);
     const std::vector<Buffer<>> out = model.run(inputs, Target::host());
     for (size_t i = 0; i < out.size(); ++i) {
-        const Buffer<> expected = tessera::onnx::read_tensor_file((data / ("output_" + std::to_string(i) + ".pb")).string());
+        const Buffer<> expected =
+            as_declared(tessera::onnx::read_tensor_file((data / ("output_" + std::to_string(i) + ".pb")).string()),
+                        proto.graph().output(static_cast<int>(i)).type().tensor_type().elem_type());
         const std::string diff = onnx_test::compare(out[i], expected);
         if (!diff.empty()) return "output " + std::to_string(i) + ": " + diff;
     }

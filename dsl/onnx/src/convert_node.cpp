@@ -9,6 +9,7 @@
 #include "node_context.h"
 #include "onnx_internal.h"
 #include "tessera/error.h"
+#include "tessera/ir_operator.h"
 
 namespace tessera::onnx::internal {
 
@@ -199,10 +200,8 @@ void require_4d(NodeContext &ctx, const ops::Tensor &x, const std::string &what)
         ctx.fail(what + " has rank " + std::to_string(x.dimensions()) + "; supported: 2-D spatial (a 4-D NCHW tensor)");
 }
 
-std::vector<Value> conv(NodeContext &ctx) {
-    ctx.allow_attributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-    ctx.require_arity(2, 3, 1);
-    const ops::Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
+ops::Tensor conv_of(NodeContext &ctx, const ops::Tensor &x, const ops::Tensor &w, const ops::Tensor &bias,
+                    const std::string &name) {
     require_4d(ctx, x, "input X");
     require_4d(ctx, w, "weight W");
     const std::vector<int64_t> ws = w.concrete_shape(), xs = x.concrete_shape();
@@ -215,20 +214,40 @@ std::vector<Value> conv(NodeContext &ctx) {
     if (ctx.has_attribute("kernel_shape") && ctx.attr_ints("kernel_shape") != std::vector<int64_t>{ws[2], ws[3]})
         ctx.fail("attribute 'kernel_shape' " + join(ctx.attr_ints("kernel_shape")) + " differs from the weight's " + join({ws[2], ws[3]}));
     o.padding = spatial_padding(ctx, {xs[2], xs[3]}, {ws[2], ws[3]}, o.stride, o.dilation);
-    o.name = ctx.func_name();
-    const ops::Tensor bias = ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor();
+    o.name = name;
     ops::Tensor y = ops::conv2d(x, w, bias, o);
     ctx.macs = product(y.concrete_shape()) * ws[1] * ws[2] * ws[3];
-    return one(y);
+    return y;
 }
+
+std::vector<Value> conv(NodeContext &ctx) {
+    ctx.allow_attributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+    ctx.require_arity(2, 3, 1);
+    return one(conv_of(ctx, ctx.tensor(0), ctx.tensor(1), ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor(), ctx.func_name()));
+}
+
+ops::Tensor centred(NodeContext &ctx, int x_index, int zp_index, int axis, const std::string &suffix);
+
+/// The integer convolution of x - x_zp with w - w_zp (+ an int32 bias), for ConvInteger and
+/// QLinearConv; the Conv attributes as conv() reads them.
+ops::Tensor integer_conv(NodeContext &ctx, int x, int x_zp, int w, int w_zp, int bias) {
+    require_4d(ctx, ctx.tensor(x), "input X");
+    const ops::Tensor xc = centred(ctx, x, x_zp, 1, "_x"), wc = centred(ctx, w, w_zp, 0, "_w");
+    const ops::Tensor b = bias >= 0 && ctx.has_input(bias) ? ctx.tensor(bias) : ops::Tensor();
+    return conv_of(ctx, xc, wc, b, ctx.func_name() + (bias >= 0 ? "_acc" : ""));
+}
+
+/// A 1-D pool is the 2-D pool of [N, C, 1, W]: its attributes gain a leading height entry.
+std::vector<Value> pool1d(NodeContext &ctx, bool is_max);
 
 std::vector<Value> pool(NodeContext &ctx, bool is_max) {
     ctx.allow_attributes(is_max ? std::set<std::string>{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}
                                 : std::set<std::string>{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
     ctx.require_arity(1, 1, 1);
+    if (!ctx.has_attribute("kernel_shape")) ctx.fail("attribute 'kernel_shape' is missing");
+    if (ctx.tensor(0).dimensions() == 3) return pool1d(ctx, is_max);
     const ops::Tensor &x = ctx.tensor(0);
     require_4d(ctx, x, "input X");
-    if (!ctx.has_attribute("kernel_shape")) ctx.fail("attribute 'kernel_shape' is missing");
     if (ctx.attr_int("storage_order", 0) != 0) ctx.fail("attribute 'storage_order' is 1; supported: 0 (row-major)");
     const std::vector<int64_t> xs = x.concrete_shape();
     ops::Pool2dOptions o;
@@ -255,6 +274,26 @@ std::vector<Value> pool(NodeContext &ctx, bool is_max) {
     return one(is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o));
 }
 
+std::vector<Value> pool1d(NodeContext &ctx, bool is_max) {
+    ::onnx::NodeProto node = ctx.node();
+    for (auto &a : *node.mutable_attribute()) {
+        const std::string &n = a.name();
+        if (n != "kernel_shape" && n != "strides" && n != "dilations" && n != "pads") continue;
+        std::vector<int64_t> v(a.ints().begin(), a.ints().end());
+        if (n == "pads" && v.size() == 2) v = {0, v[0], 0, v[1]};
+        else if (v.size() == 1) v.insert(v.begin(), 1);
+        else ctx.fail("attribute '" + n + "' " + join(v) + " does not fit a 1-D pool");
+        a.clear_ints();
+        for (int64_t e : v) a.add_ints(e);
+    }
+    const std::vector<int64_t> xs = ctx.tensor(0).concrete_shape();
+    const ops::Tensor x4 = ops::reshape(ctx.tensor(0), {xs[0], xs[1], 1, xs[2]}, ctx.func_name() + "_2d");
+    NodeContext inner(node, ctx.opset(), {Value{x4, false, std::nullopt}}, ctx.func_name() + "_");
+    const ops::Tensor y = pool(inner, is_max)[0].tensor;
+    const std::vector<int64_t> ys = y.concrete_shape();
+    return one(ops::reshape(y, {ys[0], ys[1], ys[3]}, ctx.func_name()));
+}
+
 std::vector<Value> global_average_pool(NodeContext &ctx) {
     ctx.allow_attributes({});
     ctx.require_arity(1, 1, 1);
@@ -265,7 +304,7 @@ std::vector<Value> global_average_pool(NodeContext &ctx) {
 // ---- normalisation -----------------------------------------------------------------------------
 
 std::vector<Value> batch_normalization(NodeContext &ctx) {
-    ctx.allow_attributes({"epsilon", "momentum", "spatial", "training_mode", "is_test", "consumed_inputs"});
+    ctx.allow_attributes({"epsilon", "momentum", "spatial", "training_mode", "is_test"});
     ctx.require_arity(5, 5, 1);
     if (ctx.attr_int("training_mode", 0) != 0) ctx.fail("attribute 'training_mode' is 1; supported: 0 (inference)");
     if (ctx.attr_int("spatial", 1) != 1) ctx.fail("attribute 'spatial' is 0; supported: 1");
@@ -276,7 +315,7 @@ std::vector<Value> batch_normalization(NodeContext &ctx) {
 
 std::vector<Value> layer_normalization(NodeContext &ctx) {
     ctx.allow_attributes({"axis", "epsilon", "stash_type"});
-    ctx.require_arity(2, 3, 1);
+    ctx.require_arity(2, 3, 3);
     if (ctx.attr_int("stash_type", 1) != 1) ctx.fail("attribute 'stash_type' is not 1; supported: 1 (fp32 statistics)");
     const ops::Tensor &x = ctx.tensor(0);
     const int axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.dimensions());
@@ -288,8 +327,35 @@ std::vector<Value> layer_normalization(NodeContext &ctx) {
         if (!t.defined() || t.concrete_shape() == norm_shape) return t;
         return ops::expand(t, norm_shape, ctx.func_name() + suffix);
     };
-    return one(ops::layernorm(x, full(ctx.tensor(1), "_scale"), full(beta, "_bias"), x.dimensions() - axis,
-                              ctx.attr_float("epsilon", 1e-5), ctx.func_name()));
+    const double epsilon = ctx.attr_float("epsilon", 1e-5);
+    const ops::Tensor y = ops::layernorm(x, full(ctx.tensor(1), "_scale"), full(beta, "_bias"), x.dimensions() - axis, epsilon,
+                                         ctx.func_name());
+    std::vector<Value> outs = one(y);
+    if (ctx.node().output_size() < 2) return outs;
+    // Mean and InvStdDev: the layernorm's own statistics Funcs, shaped as ONNX keeps them
+    // (the normalised dimensions as 1s).
+    std::vector<int64_t> stat_shape(xs.begin(), xs.begin() + axis), onnx_stat_shape = stat_shape;
+    if (stat_shape.empty()) stat_shape.push_back(1);
+    onnx_stat_shape.resize(xs.size(), 1);
+    std::vector<Expr> stat_extents;
+    for (int64_t e : stat_shape) stat_extents.push_back(Expr(static_cast<int>(e)));
+    Func mean, var;
+    for (const Func &f : Pipeline(Func(y)).functions()) {
+        if (f.name() == ctx.func_name() + "_mean") mean = f;
+        if (f.name() == ctx.func_name() + "_var") var = f;
+    }
+    if (!mean.defined() || !var.defined()) ctx.fail("internal: layernorm's statistics Funcs not found");
+    std::vector<Var> vars;
+    std::vector<Expr> args;
+    for (size_t d = 0; d < stat_shape.size(); ++d) {
+        vars.emplace_back("d" + std::to_string(d));
+        args.push_back(vars.back());
+    }
+    Func inv(ctx.func_name(2) + "_stat");
+    inv(args) = make_one(var.type()) / sqrt(Expr(var(args)) + make_const(var.type(), epsilon));
+    outs.push_back(Value{ops::reshape(ops::Tensor(mean, stat_extents), onnx_stat_shape, ctx.func_name(1)), false, std::nullopt});
+    outs.push_back(Value{ops::reshape(ops::Tensor(inv, stat_extents), onnx_stat_shape, ctx.func_name(2)), false, std::nullopt});
+    return outs;
 }
 
 Converter softmax(bool log) {
@@ -475,6 +541,95 @@ std::vector<Value> pad(NodeContext &ctx) {
     return one(ops::pad(ctx.tensor(0), pads, m, value, ctx.func_name()));
 }
 
+// ---- quantised ops -----------------------------------------------------------------------------
+
+/// The axis of a per-axis scale; ignored (0) for a per-tensor one, as ONNX does.
+int quantization_axis(NodeContext &ctx, const Value &x) {
+    const bool per_tensor = ctx.input(1).scalar || product(ctx.tensor(1).concrete_shape()) == 1;
+    if (x.scalar || per_tensor) return 0;
+    return normalize_axis(ctx, ctx.attr_int("axis", 1), x.tensor.dimensions());
+}
+
+std::vector<Value> dequantize_linear(NodeContext &ctx) {
+    ctx.allow_attributes({"axis"});
+    ctx.require_arity(2, 3, 1);
+    const Value &x = ctx.input(0);
+    const int axis = quantization_axis(ctx, x);
+    return one(ops::dequantize_linear(x.tensor, ctx.tensor(1), ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor(), axis,
+                                      ctx.func_name()),
+               x.scalar);
+}
+
+std::vector<Value> quantize_linear(NodeContext &ctx) {
+    ctx.allow_attributes({"axis"});
+    ctx.require_arity(2, 3, 1);
+    const Value &x = ctx.input(0);
+    const int axis = quantization_axis(ctx, x);
+    return one(ops::quantize_linear(x.tensor, ctx.tensor(1), ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor(), axis,
+                                    ctx.func_name()),
+               x.scalar);
+}
+
+/// x - zero_point in int32 (the zero point broadcast as ONNX gives it: one value, or one per
+/// entry of `axis` of x), so the integer kernels see exact, centred operands.
+ops::Tensor centred(NodeContext &ctx, int x_index, int zp_index, int axis, const std::string &suffix) {
+    const ops::Tensor &x = ctx.tensor(x_index);
+    const ops::Tensor x32 = ops::cast(x, Int(32), ctx.func_name() + suffix + "_i32");
+    if (!ctx.has_input(zp_index)) return x32;
+    ops::Tensor zp = ops::cast(ctx.tensor(zp_index), Int(32), ctx.func_name() + suffix + "_zp");
+    const std::vector<int64_t> zs = zp.concrete_shape(), xs = x.concrete_shape();
+    if (zp.dimensions() == 1 && zs[0] != 1) { // per-axis: shape it to broadcast along axis
+        std::vector<int64_t> shape(xs.size() - size_t(axis), 1);
+        shape[0] = zs[0];
+        zp = ops::reshape(zp, shape, ctx.func_name() + suffix + "_zp_axis");
+    }
+    return ops::sub(x32, zp, ctx.func_name() + suffix + "_centred");
+}
+
+std::vector<Value> matmul_integer(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(2, 4, 1);
+    const int rank_a = ctx.tensor(0).dimensions();
+    const ops::Tensor a = centred(ctx, 0, 2, rank_a - 2, "_a"), b = centred(ctx, 1, 3, rank_a - 1, "_b");
+    ops::Tensor y = ops::matmul(a, b, {.name = ctx.func_name()});
+    ctx.macs = product(y.concrete_shape()) * a.concrete_shape().back();
+    return one(y);
+}
+
+std::vector<Value> conv_integer(NodeContext &ctx) {
+    ctx.allow_attributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+    ctx.require_arity(2, 4, 1);
+    return one(integer_conv(ctx, 0, 2, 1, 3, -1));
+}
+
+/// requantises an int32 accumulator: quantize(float(acc) · scale_a · scale_b, y_scale, y_zp).
+ops::Tensor requantize(NodeContext &ctx, const ops::Tensor &acc, int scale_a, int scale_b, int y_scale, int y_zp,
+                       bool per_channel_b) {
+    ops::Tensor real = ops::cast(acc, Float(32), ctx.func_name() + "_real");
+    real = ops::mul(real, ctx.tensor(scale_a), ctx.func_name() + "_scaled_a");
+    ops::Tensor sb = ctx.tensor(scale_b);
+    if (per_channel_b && sb.concrete_shape()[0] != 1) sb = ops::reshape(sb, {sb.concrete_shape()[0], 1, 1}, ctx.func_name() + "_scale_b");
+    real = ops::mul(real, sb, ctx.func_name() + "_scaled");
+    return ops::quantize_linear(real, ctx.tensor(y_scale), ctx.tensor(y_zp), 0, ctx.func_name());
+}
+
+std::vector<Value> qlinear_matmul(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(8, 8, 1);
+    const int rank_a = ctx.tensor(0).dimensions();
+    const ops::Tensor a = centred(ctx, 0, 2, rank_a - 2, "_a"), b = centred(ctx, 3, 5, rank_a - 1, "_b");
+    const ops::Tensor acc = ops::matmul(a, b, {.name = ctx.func_name() + "_acc"});
+    ctx.macs = product(acc.concrete_shape()) * a.concrete_shape().back();
+    return one(requantize(ctx, acc, 1, 4, 6, 7, false));
+}
+
+std::vector<Value> qlinear_conv(NodeContext &ctx) {
+    ctx.allow_attributes({"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
+    ctx.require_arity(8, 9, 1);
+    const ops::Tensor acc = integer_conv(ctx, 0, 2, 3, 5, 8);
+    return one(requantize(ctx, acc, 1, 4, 6, 7, true));
+}
+
 std::vector<Value> identity(NodeContext &ctx) {
     ctx.allow_attributes({});
     ctx.require_arity(1, 1, 1);
@@ -512,6 +667,12 @@ const std::map<std::string, Converter> &converters() {
         {"Clip", clip},
         {"Cast", cast},
         {"Identity", identity},
+        {"QuantizeLinear", quantize_linear},
+        {"DequantizeLinear", dequantize_linear},
+        {"MatMulInteger", matmul_integer},
+        {"ConvInteger", conv_integer},
+        {"QLinearMatMul", qlinear_matmul},
+        {"QLinearConv", qlinear_conv},
         {"Constant", constant},
         {"MatMul", matmul},
         {"Gemm", gemm},

@@ -22,7 +22,7 @@ namespace {
 using internal::Value;
 
 /// The oldest and newest opsets of the default domain the converters follow.
-constexpr int64_t kMinOpset = 7, kMaxOpset = 17;
+constexpr int64_t kMinOpset = 1, kMaxOpset = 17;
 
 std::string sanitize(const std::string &s) {
     std::string out = s;
@@ -109,6 +109,8 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
     std::map<std::string, Value> values;
     auto add_constant = [&](const std::string &name, Buffer<> contents, bool scalar) {
         if (scalar) contents = internal::reshaped(contents, {1});
+        // An empty constant (no axes, no pads) is only ever read at import, never computed with.
+        if (contents.number_of_elements() == 0) return Value{ops::Tensor(), scalar, contents};
         std::vector<Expr> shape;
         for (int64_t e : contents.shape()) shape.push_back(Expr(static_cast<int>(e)));
         Input input(contents.type(), shape, "c" + std::to_string(m.constants.size()) + "_" + sanitize(name));
