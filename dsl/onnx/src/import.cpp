@@ -184,7 +184,12 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             inputs.emplace_back(it->second);
         }
         internal::NodeContext ctx(node, opset, std::move(inputs), "n" + std::to_string(k) + "_");
-        std::vector<Value> outs = internal::convert_node(ctx);
+        std::vector<Value> outs;
+        try {
+            outs = internal::convert_node(ctx);
+        } catch (const Error &e) {
+            throw Error(origin + ": " + e.what()); // the node is named; say which file too
+        }
         ModelNode info{node.name(), node.op_type(), {}, ctx.macs};
         for (int o = 0; o < node.output_size() && o < static_cast<int>(outs.size()); ++o) {
             if (node.output(o).empty()) continue;
@@ -193,8 +198,8 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             const std::vector<int64_t> shape = onnx_shape(v);
             const auto expected = inferred.find(node.output(o));
             if (expected != inferred.end() && expected->second != shape)
-                ctx.fail("output '" + node.output(o) + "' has the shape " + join(shape) + " here but ONNX infers " + join(expected->second) +
-                         " (an unsupported case of this op)");
+                throw Error(origin + ": " + ctx.where() + ": " + "output '" + node.output(o) + "' has the shape " + join(shape) + " here but ONNX infers " + join(expected->second) +
+                        " (an unsupported case of this op)");
             info.outputs.push_back(ModelTensor{node.output(o), v.tensor.type(), shape});
             values[node.output(o)] = v;
         }
@@ -221,6 +226,7 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
 
 Model import(const std::vector<uint8_t> &bytes, const ImportOptions &options, const std::string &origin) {
     ::onnx::ModelProto model;
+    if (bytes.empty()) throw Error(origin + ": the file is empty; not an ONNX model");
     if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
         throw Error(origin + ": " + std::to_string(bytes.size()) + " bytes; models above 2 GiB (protobuf's limit) are not supported");
     if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
