@@ -237,15 +237,17 @@ ops::Tensor integer_conv(NodeContext &ctx, int x, int x_zp, int w, int w_zp, int
     return conv_of(ctx, xc, wc, b, ctx.func_name() + (bias >= 0 ? "_acc" : ""));
 }
 
-/// A 1-D pool is the 2-D pool of [N, C, 1, W]: its attributes gain a leading height entry.
-std::vector<Value> pool1d(NodeContext &ctx, bool is_max);
+/// A 1-D window op (pool, transposed conv) as its 2-D form over [N, C, 1, W]: the window
+/// attributes gain a leading height entry (pads {0, begin, 0, end}), the input (and the weight,
+/// input `weight`, when >= 0) a height of 1, and the result loses it again.
+std::vector<Value> as_2d(NodeContext &ctx, const std::function<std::vector<Value>(NodeContext &)> &convert, int weight);
 
 std::vector<Value> pool(NodeContext &ctx, bool is_max) {
     ctx.allow_attributes(is_max ? std::set<std::string>{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}
                                 : std::set<std::string>{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
     ctx.require_arity(1, 1, 1);
     if (!ctx.has_attribute("kernel_shape")) ctx.fail("attribute 'kernel_shape' is missing");
-    if (ctx.tensor(0).dimensions() == 3) return pool1d(ctx, is_max);
+    if (ctx.tensor(0).dimensions() == 3) return as_2d(ctx, [is_max](NodeContext &c) { return pool(c, is_max); }, -1);
     const ops::Tensor &x = ctx.tensor(0);
     require_4d(ctx, x, "input X");
     if (ctx.attr_int("storage_order", 0) != 0) ctx.fail("attribute 'storage_order' is 1; supported: 0 (row-major)");
@@ -274,22 +276,36 @@ std::vector<Value> pool(NodeContext &ctx, bool is_max) {
     return one(is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o));
 }
 
-std::vector<Value> pool1d(NodeContext &ctx, bool is_max) {
+std::vector<Value> as_2d(NodeContext &ctx, const std::function<std::vector<Value>(NodeContext &)> &convert, int weight) {
     ::onnx::NodeProto node = ctx.node();
     for (auto &a : *node.mutable_attribute()) {
         const std::string &n = a.name();
-        if (n != "kernel_shape" && n != "strides" && n != "dilations" && n != "pads") continue;
+        if (n != "kernel_shape" && n != "strides" && n != "dilations" && n != "pads" && n != "output_padding" && n != "output_shape")
+            continue;
         std::vector<int64_t> v(a.ints().begin(), a.ints().end());
         if (n == "pads" && v.size() == 2) v = {0, v[0], 0, v[1]};
-        else if (v.size() == 1) v.insert(v.begin(), 1);
-        else ctx.fail("attribute '" + n + "' " + join(v) + " does not fit a 1-D pool");
+        else if (v.size() == 1) v.insert(v.begin(), n == "output_padding" ? 0 : 1);
+        else ctx.fail("attribute '" + n + "' " + join(v) + " does not fit a 1-D window");
         a.clear_ints();
         for (int64_t e : v) a.add_ints(e);
     }
-    const std::vector<int64_t> xs = ctx.tensor(0).concrete_shape();
-    const ops::Tensor x4 = ops::reshape(ctx.tensor(0), {xs[0], xs[1], 1, xs[2]}, ctx.func_name() + "_2d");
-    NodeContext inner(node, ctx.opset(), {Value{x4, false, std::nullopt}}, ctx.func_name() + "_");
-    const ops::Tensor y = pool(inner, is_max)[0].tensor;
+    std::vector<std::optional<Value>> inputs;
+    for (int i = 0; i < ctx.input_count(); ++i) {
+        if (!ctx.has_input(i)) {
+            inputs.emplace_back();
+            continue;
+        }
+        Value v = ctx.input(i);
+        if (i == 0 || i == weight) {
+            const std::vector<int64_t> s3 = v.tensor.concrete_shape();
+            if (s3.size() != 3) ctx.fail("input " + std::to_string(i) + " has rank " + std::to_string(s3.size()) + "; a 1-D window op needs 3");
+            v.tensor = ops::reshape(v.tensor, {s3[0], s3[1], 1, s3[2]}, ctx.func_name() + "_2d_" + std::to_string(i));
+        }
+        inputs.emplace_back(v);
+    }
+    NodeContext inner(node, ctx.opset(), std::move(inputs), ctx.func_name() + "_");
+    const ops::Tensor y = convert(inner)[0].tensor;
+    ctx.macs = inner.macs;
     const std::vector<int64_t> ys = y.concrete_shape();
     return one(ops::reshape(y, {ys[0], ys[1], ys[3]}, ctx.func_name()));
 }
@@ -541,6 +557,147 @@ std::vector<Value> pad(NodeContext &ctx) {
     return one(ops::pad(ctx.tensor(0), pads, m, value, ctx.func_name()));
 }
 
+std::vector<Value> conv_transpose(NodeContext &ctx);
+std::vector<Value> conv_transpose(NodeContext &ctx) {
+    ctx.allow_attributes({"auto_pad", "dilations", "group", "kernel_shape", "output_padding", "output_shape", "pads", "strides"});
+    ctx.require_arity(2, 3, 1);
+    if (ctx.tensor(0).dimensions() == 3) return as_2d(ctx, conv_transpose, 1);
+    const ops::Tensor &x = ctx.tensor(0), &w = ctx.tensor(1);
+    require_4d(ctx, x, "input X");
+    require_4d(ctx, w, "weight W");
+    const std::vector<int64_t> xs = x.concrete_shape(), ws = w.concrete_shape();
+    ops::ConvTranspose2dOptions o;
+    o.stride = pair_attr(ctx, "strides", 1);
+    o.dilation = pair_attr(ctx, "dilations", 1);
+    const int64_t group = ctx.attr_int("group", 1);
+    if (group < 1 || group > xs[1]) ctx.fail("attribute 'group' is " + std::to_string(group) + "; supported: 1 .. channels");
+    o.groups = int(group);
+    const std::vector<int64_t> out_pad = ctx.attr_ints("output_padding", {0, 0});
+    if (out_pad.size() != 2) ctx.fail("attribute 'output_padding' has " + std::to_string(out_pad.size()) + " entries; supported: 2 (2-D)");
+    o.output_padding = {int(std::clamp<int64_t>(out_pad[0], -1, 1 << 20)), int(std::clamp<int64_t>(out_pad[1], -1, 1 << 20))};
+    const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+    const std::vector<int64_t> output_shape = ctx.attr_ints("output_shape");
+    if (!output_shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        // The padding that gives the requested output (ONNX: total = stride·(in-1) + output_padding
+        // + dilation·(k-1) + 1 - out, split as auto_pad says).
+        int before[2], after[2];
+        for (int d = 0; d < 2; ++d) {
+            const int64_t in = xs[size_t(2 + d)], k = ws[size_t(2 + d)];
+            int64_t out = in * o.stride[size_t(d)];
+            if (!output_shape.empty()) {
+                if (output_shape.size() != 2 && output_shape.size() != 4) ctx.fail("attribute 'output_shape' " + join(output_shape) + " must have 2 entries");
+                out = output_shape[output_shape.size() - 2 + size_t(d)];
+            }
+            int64_t total = o.stride[size_t(d)] * (in - 1) + o.output_padding[size_t(d)] + (k - 1) * o.dilation[size_t(d)] + 1 - out;
+            if (total < 0 && -total < std::max(o.stride[size_t(d)], o.dilation[size_t(d)]) - o.output_padding[size_t(d)]) {
+                // A larger output than the full one: the rows beyond it are output padding.
+                o.output_padding[size_t(d)] += int(-total);
+                total = 0;
+            }
+            if (total < 0 || total > 1 << 20) ctx.fail("attribute 'output_shape' " + join(output_shape) + " does not fit the input " + join(xs));
+            const int64_t half = total / 2;
+            before[d] = int(auto_pad == "SAME_UPPER" ? half : total - half);
+            after[d] = int(total - before[d]);
+        }
+        o.padding = ops::Padding2d(before[0], before[1], after[0], after[1]);
+    } else {
+        o.padding = spatial_padding(ctx, {xs[2], xs[3]}, {ws[2], ws[3]}, o.stride, o.dilation);
+    }
+    o.name = ctx.func_name();
+    ops::Tensor y = ops::conv_transpose2d(x, w, ctx.has_input(2) ? ctx.tensor(2) : ops::Tensor(), o);
+    ctx.macs = product(xs) * ws[1] * ws[2] * ws[3];
+    return one(y);
+}
+
+std::vector<Value> einsum(NodeContext &ctx) {
+    ctx.allow_attributes({"equation"});
+    ctx.require_arity(1, 16, 1);
+    std::vector<ops::Tensor> xs;
+    for (int i = 0; i < ctx.input_count(); ++i) xs.push_back(ctx.tensor(i));
+    const std::string equation = ctx.attr_string("equation", "");
+    const ops::Tensor y = ops::einsum(equation, xs, ctx.func_name());
+    // A scalar result: an explicit empty output, or an implicit one with no letter seen once.
+    const size_t arrow = equation.find("->");
+    bool scalar = arrow != std::string::npos && equation.find_first_not_of(' ', arrow + 2) == std::string::npos;
+    if (arrow == std::string::npos) {
+        std::map<char, int> seen;
+        for (char ch : equation)
+            if (std::isalpha(static_cast<unsigned char>(ch))) ++seen[ch];
+        scalar = std::none_of(seen.begin(), seen.end(), [](const auto &p) { return p.second == 1; });
+    }
+    return one(y, scalar);
+}
+
+/// ONNX LSTM, one layer, forward: the sequence unrolled into ops::lstm_cell steps. ONNX orders the
+/// gates i, o, f, c; lstm_cell (PyTorch) i, f, g, o, so the weights' row blocks are reordered.
+std::vector<Value> lstm(NodeContext &ctx) {
+    ctx.allow_attributes({"activations", "direction", "hidden_size", "layout", "input_forget", "clip", "activation_alpha", "activation_beta"});
+    ctx.require_arity(3, 7, 3);
+    if (ctx.attr_string("direction", "forward") != "forward")
+        ctx.fail("attribute 'direction' is '" + ctx.attr_string("direction", "") + "'; supported: forward");
+    if (ctx.has_attribute("clip")) ctx.fail("attribute 'clip' is not supported; supported: no clipping");
+    if (ctx.attr_int("input_forget", 0) != 0) ctx.fail("attribute 'input_forget' is 1; supported: 0");
+    if (ctx.has_attribute("activations") || ctx.has_attribute("activation_alpha") || ctx.has_attribute("activation_beta"))
+        ctx.fail("attributes 'activations', 'activation_alpha', 'activation_beta' are not supported; supported: the default Sigmoid, Tanh, Tanh");
+    if (ctx.has_input(4)) ctx.fail("input 4 'sequence_lens' is not supported; supported: every sequence of full length");
+    if (ctx.input_count() > 7 || (ctx.node().input_size() == 8 && !ctx.node().input(7).empty()))
+        ctx.fail("input 7 'P' (peepholes) is not supported");
+    const int64_t layout = ctx.attr_int("layout", 0);
+    if (layout != 0 && layout != 1) ctx.fail("attribute 'layout' is " + std::to_string(layout) + "; supported: 0, 1");
+    const ops::Tensor &X = ctx.tensor(0), &W = ctx.tensor(1), &R = ctx.tensor(2);
+    if (X.dimensions() != 3) ctx.fail("input X has rank " + std::to_string(X.dimensions()) + "; supported: 3");
+    const std::vector<int64_t> xs = X.concrete_shape(), wsh = W.concrete_shape();
+    const int64_t seq = layout ? xs[1] : xs[0], batch = layout ? xs[0] : xs[1], in = xs[2], H = wsh[1] / 4;
+    if (wsh[0] != 1) ctx.fail("weight W has " + std::to_string(wsh[0]) + " directions; supported: 1 (forward)");
+    if (ctx.has_attribute("hidden_size") && ctx.attr_int("hidden_size", 0) != H)
+        ctx.fail("attribute 'hidden_size' " + std::to_string(ctx.attr_int("hidden_size", 0)) + " differs from W's " + std::to_string(H));
+    const std::string base = ctx.func_name();
+    // Rows [i, o, f, c] of a [4H, K] matrix (or [4H] vector) → [i, f, c, o].
+    auto reorder = [&](const ops::Tensor &m, int64_t row0, const std::string &suffix) {
+        std::vector<ops::Tensor> parts;
+        const int64_t k = m.dimensions() == 2 ? m.concrete_shape()[1] : 0;
+        for (int64_t block : {0, 2, 3, 1}) {
+            const std::string n = base + suffix + "_" + std::to_string(block);
+            parts.push_back(k ? ops::slice(m, {row0 + block * H, 0}, {row0 + (block + 1) * H, k}, {0, 1}, {}, n)
+                              : ops::slice(m, {row0 + block * H}, {row0 + (block + 1) * H}, {0}, {}, n));
+        }
+        return ops::concat(parts, 0, base + suffix);
+    };
+    const ops::Tensor w_ih = reorder(ops::reshape(W, {4 * H, in}, base + "_w2d"), 0, "_wih");
+    const ops::Tensor w_hh = reorder(ops::reshape(R, {4 * H, H}, base + "_r2d"), 0, "_whh");
+    ops::Tensor b_ih, b_hh;
+    if (ctx.has_input(3)) {
+        const ops::Tensor b = ops::reshape(ctx.tensor(3), {8 * H}, base + "_b1d");
+        b_ih = reorder(b, 0, "_bih");
+        b_hh = reorder(b, 4 * H, "_bhh");
+    }
+    auto initial = [&](int index, const std::string &suffix) {
+        if (ctx.has_input(index)) return ops::reshape(ctx.tensor(index), {batch, H}, base + suffix);
+        Func zero(base + suffix);
+        Var n("n"), u("u");
+        zero(n, u) = make_zero(X.type());
+        return ops::Tensor(zero, {Expr(int(batch)), Expr(int(H))});
+    };
+    ops::Tensor h = initial(5, "_h0"), c = initial(6, "_c0");
+    std::vector<ops::Tensor> hs;
+    for (int64_t t = 0; t < seq; ++t) {
+        const std::string step = base + "_t" + std::to_string(t);
+        const ops::Tensor x_t = layout ? ops::reshape(ops::slice(X, {t}, {t + 1}, {1}, {}, step + "_xs"), {batch, in}, step + "_x")
+                                       : ops::reshape(ops::slice(X, {t}, {t + 1}, {0}, {}, step + "_xs"), {batch, in}, step + "_x");
+        const ops::LstmState s = ops::lstm_cell(x_t, h, c, w_ih, w_hh, b_ih, b_hh, step);
+        h = s.h;
+        c = s.c;
+        hs.push_back(layout ? ops::reshape(h, {batch, 1, 1, H}, step + "_y") : ops::reshape(h, {1, 1, batch, H}, step + "_y"));
+    }
+    ctx.macs = seq * batch * 4 * H * (in + H);
+    std::vector<Value> outs;
+    outs.push_back(Value{hs.size() == 1 ? hs[0] : ops::concat(hs, layout ? 1 : 0, ctx.func_name(0)), false, std::nullopt});
+    const std::vector<int64_t> state_shape = layout ? std::vector<int64_t>{batch, 1, H} : std::vector<int64_t>{1, batch, H};
+    outs.push_back(Value{ops::reshape(h, state_shape, ctx.func_name(1)), false, std::nullopt});
+    outs.push_back(Value{ops::reshape(c, state_shape, ctx.func_name(2)), false, std::nullopt});
+    return outs;
+}
+
 // ---- quantised ops -----------------------------------------------------------------------------
 
 /// The axis of a per-axis scale; ignored (0) for a per-tensor one, as ONNX does.
@@ -677,6 +834,9 @@ const std::map<std::string, Converter> &converters() {
         {"MatMul", matmul},
         {"Gemm", gemm},
         {"Conv", conv},
+        {"ConvTranspose", conv_transpose},
+        {"Einsum", einsum},
+        {"LSTM", lstm},
         {"MaxPool", [](NodeContext &c) { return pool(c, true); }},
         {"AveragePool", [](NodeContext &c) { return pool(c, false); }},
         {"GlobalAveragePool", global_average_pool},
