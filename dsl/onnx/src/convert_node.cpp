@@ -273,7 +273,28 @@ std::vector<Value> pool(NodeContext &ctx, bool is_max) {
         }
     }
     o.name = ctx.func_name();
-    return one(is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o));
+    const int span_h = o.dilation[0] * (o.kernel[0] - 1) + 1, span_w = o.dilation[1] * (o.kernel[1] - 1) + 1;
+    const ops::Padding2d p = o.padding;
+    if (2 * std::max(p.top, p.bottom) <= span_h && 2 * std::max(p.left, p.right) <= span_w)
+        return one(is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o));
+    // ONNX allows more padding than the op library's pools (at most half the window): pad
+    // explicitly, then pool without padding.
+    const std::vector<int64_t> pads{0, 0, p.top, p.left, 0, 0, p.bottom, p.right};
+    o.padding = ops::Padding2d(0);
+    if (is_max)
+        return one(ops::max_pool2d(ops::pad(x, pads, ops::PadMode::Constant, x.type().min_value(), ctx.func_name() + "_padded"), o));
+    o.count_include_pad = true;
+    o.name = ctx.func_name() + "_sum";
+    const ops::Tensor sum = ops::avg_pool2d(ops::pad(x, pads, ops::PadMode::Constant, 0, ctx.func_name() + "_padded"), o);
+    if (ctx.attr_int("count_include_pad", 0) != 0) return one(ops::reshape(sum, sum.concrete_shape(), ctx.func_name()));
+    // Without count_include_pad the divisor is the number of input elements in the window:
+    // the same pool over a padded tensor of ones.
+    Func ones(ctx.func_name() + "_ones");
+    Var n("n"), c("c"), yv("y"), xv("x");
+    ones(n, c, yv, xv) = make_one(x.type());
+    o.name = ctx.func_name() + "_count";
+    const ops::Tensor count = ops::avg_pool2d(ops::pad(ops::Tensor(ones, x.shape()), pads, ops::PadMode::Constant, 0, ctx.func_name() + "_ones_padded"), o);
+    return one(ops::div(sum, count, ctx.func_name()));
 }
 
 std::vector<Value> as_2d(NodeContext &ctx, const std::function<std::vector<Value>(NodeContext &)> &convert, int weight) {

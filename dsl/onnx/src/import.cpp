@@ -1,5 +1,5 @@
-// tessera::onnx::import: parse, ONNX's checker and shape inference, then one converter per node
-// (convert_node.cpp) in the graph's order, into a Pipeline of tessera::ops Funcs.
+// tessera::onnx::import: parse, ONNX's checker, one converter per node (convert_node.cpp) in the
+// graph's order into a Pipeline of tessera::ops Funcs, then ONNX's shape inference must agree.
 #include <cctype>
 #include <fstream>
 #include <iterator>
@@ -129,13 +129,6 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
     } catch (const std::exception &e) {
         throw Error(origin + ": ONNX's checker refuses the model: " + e.what());
     }
-    try {
-        ::onnx::ShapeInferenceOptions inference{true, 1, false};
-        ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), inference);
-    } catch (const std::exception &e) {
-        throw Error(origin + ": ONNX's shape inference refuses the model: " + e.what());
-    }
-    const std::map<std::string, std::vector<int64_t>> inferred = inferred_shapes(graph);
 
     for (const auto &t : graph.initializer()) {
         Buffer<> b = internal::tensor_to_buffer(t, origin + ": initializer '" + t.name() + "'");
@@ -196,15 +189,31 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             Value v = outs[static_cast<size_t>(o)];
             if (v.constant && !v.tensor.defined()) v = add_constant(node.output(o), *v.constant, v.scalar);
             const std::vector<int64_t> shape = onnx_shape(v);
-            const auto expected = inferred.find(node.output(o));
-            if (expected != inferred.end() && expected->second != shape)
-                throw Error(origin + ": " + ctx.where() + ": " + "output '" + node.output(o) + "' has the shape " + join(shape) + " here but ONNX infers " + join(expected->second) +
-                        " (an unsupported case of this op)");
             info.outputs.push_back(ModelTensor{node.output(o), v.tensor.type(), shape});
             values[node.output(o)] = v;
         }
         m.nodes.push_back(info);
     }
+
+    // ONNX's shape inference, with the symbolic dimensions bound, must agree with every shape
+    // the converters gave. It runs after them: ONNX 1.12's inference dereferences unchecked
+    // ranks (a Conv whose input is not 4-D crashes convPoolShapeInference), which the
+    // converters refuse with a clear message first.
+    try {
+        ::onnx::ShapeInferenceOptions inference{true, 1, false};
+        ::onnx::shape_inference::InferShapes(model, ::onnx::OpSchemaRegistry::Instance(), inference);
+    } catch (const std::exception &e) {
+        throw Error(origin + ": ONNX's shape inference refuses the model: " + e.what());
+    }
+    const std::map<std::string, std::vector<int64_t>> inferred = inferred_shapes(graph);
+    for (const ModelNode &node : m.nodes)
+        for (const ModelTensor &t : node.outputs) {
+            const auto expected = inferred.find(t.name);
+            if (expected != inferred.end() && expected->second != t.shape)
+                throw Error(origin + ": node " + (node.name.empty() ? "producing '" + t.name + "'" : "'" + node.name + "'") + " (" +
+                            node.op_type + "): output '" + t.name + "' has the shape " + join(t.shape) + " here but ONNX infers " +
+                            join(expected->second) + " (an unsupported case of this op)");
+        }
 
     std::vector<Func> outputs;
     std::set<std::string> used;

@@ -16,7 +16,42 @@ Tensor einsum(const std::string &equation, const std::vector<Tensor> &operands, 
     std::string eq;
     for (char ch : equation)
         if (ch != ' ') eq += ch;
-    if (eq.find('.') != std::string::npos) fail(op, name, "equation '" + equation + "' uses an ellipsis; not supported");
+    // An ellipsis stands for the same leading dimensions in every term: spell them as
+    // letters no term uses (as NumPy does), by each operand's rank.
+    if (eq.find("...") != std::string::npos) {
+        std::string unused;
+        for (char l = 'A'; l <= 'Z'; ++l)
+            if (eq.find(l) == std::string::npos) unused += l;
+        const size_t arrow_at = eq.find("->");
+        std::vector<std::string> terms_in;
+        std::string lhs_text = eq.substr(0, arrow_at), term;
+        for (char ch : lhs_text + ",") {
+            if (ch != ',') {
+                term += ch;
+                continue;
+            }
+            terms_in.push_back(term);
+            term.clear();
+        }
+        // Dimensions under each operand's ellipsis, aligned from the right as NumPy broadcasts.
+        std::vector<size_t> under(terms_in.size(), 0);
+        size_t widest = 0;
+        for (size_t i = 0; i < terms_in.size() && i < operands.size(); ++i)
+            if (terms_in[i].find("...") != std::string::npos) {
+                under[i] = static_cast<size_t>(std::max(0, operands[i].dimensions() - static_cast<int>(terms_in[i].size() - 3)));
+                widest = std::max(widest, under[i]);
+            }
+        if (widest > unused.size()) fail(op, name, "equation '" + equation + "' has too many dimensions under its ellipsis");
+        auto spell = [&](const std::string &t, size_t n) {
+            const size_t dots = t.find("...");
+            return dots == std::string::npos ? t : t.substr(0, dots) + unused.substr(widest - n, n) + t.substr(dots + 3);
+        };
+        std::string spelled;
+        for (size_t i = 0; i < terms_in.size(); ++i) spelled += (i ? "," : "") + spell(terms_in[i], under[i]);
+        if (arrow_at != std::string::npos) spelled += "->" + spell(eq.substr(arrow_at + 2), widest);
+        eq = spelled;
+    }
+    if (eq.find('.') != std::string::npos) fail(op, name, "equation '" + equation + "' has a '.' outside an ellipsis");
     const size_t arrow = eq.find("->");
     const std::string lhs = eq.substr(0, arrow);
     std::vector<std::string> terms{""};
