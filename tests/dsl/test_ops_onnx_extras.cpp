@@ -147,3 +147,70 @@ TEST(OpsOnnxExtras, QuantizeAndDequantizePerTensorAndPerAxis) {
 }
 
 } // namespace
+
+namespace {
+
+using namespace tessera;
+using namespace ops_test;
+
+TEST(OpsOnnxExtras, ConvTransposeScattersEachInputThroughTheKernel) {
+    // Two groups, stride 2, dilation 1, padding (1, 0, 0, 1), output padding (1, 0): the expected
+    // result scatters every input element times the kernel into the full output, then crops.
+    const int64_t N = 1, C = 4, H = 3, W = 2, G = 2, Og = 3, KH = 3, KW = 2, s = 2;
+    Input X(Float(32), {N, C, H, W}, "X"), Wt(Float(32), {C, Og, KH, KW}, "Wt");
+    Buffer<> x = random_buffer(Float(32), {N, C, H, W}, 21), w = random_buffer(Float(32), {C, Og, KH, KW}, 22);
+    ops::ConvTranspose2dOptions o;
+    o.stride = {s, s};
+    o.padding = ops::Padding2d(1, 0, 0, 1);
+    o.output_padding = {1, 0};
+    o.groups = int(G);
+    const int64_t full_h = s * (H - 1) + KH + 1, full_w = s * (W - 1) + KW; // + output padding on the height
+    std::vector<double> full(size_t(G * Og * full_h * full_w), 0.0);
+    for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < H; ++i)
+            for (int64_t j = 0; j < W; ++j)
+                for (int64_t oc = 0; oc < Og; ++oc)
+                    for (int64_t ky = 0; ky < KH; ++ky)
+                        for (int64_t kx = 0; kx < KW; ++kx) {
+                            const int64_t out_c = (c / (C / G)) * Og + oc;
+                            full[size_t((out_c * full_h + i * s + ky) * full_w + j * s + kx)] +=
+                                x.get_as_double({0, c, i, j}) * w.get_as_double({c, oc, ky, kx});
+                        }
+    const int64_t oh = full_h - 1, ow = full_w - 1; // top 1 and right 1 cropped
+    std::vector<double> expected;
+    for (int64_t c = 0; c < G * Og; ++c)
+        for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xx = 0; xx < ow; ++xx) expected.push_back(full[size_t((c * full_h + y + 1) * full_w + xx)]);
+    expect_matches(ops::conv_transpose2d(X, Wt, ops::Tensor(), o).realize({{X, x}, {Wt, w}}), {N, G * Og, oh, ow}, expected,
+                   Float(32), C / G * KH * KW);
+    o.output_padding = {2, 0};
+    EXPECT_OPS_ERROR(ops::conv_transpose2d(X, Wt, ops::Tensor(), o), "conv_transpose2d", "output padding 2");
+}
+
+TEST(OpsOnnxExtras, EinsumContractsTransposesAndTakesDiagonals) {
+    Input A(Float(32), {2, 3, 4}, "A"), B(Float(32), {2, 4, 5}, "B"), S(Float(32), {3, 3}, "S");
+    Buffer<> a = random_buffer(Float(32), {2, 3, 4}, 31), b = random_buffer(Float(32), {2, 4, 5}, 32), sq = random_buffer(Float(32), {3, 3}, 33);
+    std::vector<double> bmm, tr, diag, total(1, 0.0);
+    for (int n = 0; n < 2; ++n)
+        for (int i = 0; i < 3; ++i)
+            for (int k = 0; k < 5; ++k) {
+                double acc = 0;
+                for (int j = 0; j < 4; ++j) acc += a.get_as_double({n, i, j}) * b.get_as_double({n, j, k});
+                bmm.push_back(acc);
+            }
+    for (int j = 0; j < 4; ++j)
+        for (int n = 0; n < 2; ++n)
+            for (int i = 0; i < 3; ++i) tr.push_back(a.get_as_double({n, i, j}));
+    for (int i = 0; i < 3; ++i) {
+        diag.push_back(sq.get_as_double({i, i}));
+        total[0] += sq.get_as_double({i, i});
+    }
+    expect_matches(ops::einsum("nij,njk->nik", {A, B}).realize({{A, a}, {B, b}}), {2, 3, 5}, bmm, Float(32), 4);
+    expect_matches(ops::einsum("nij->jni", {A}).realize({{A, a}}), {4, 2, 3}, tr, Float(32));
+    expect_matches(ops::einsum("...ii->...i", {S}).realize({{S, sq}}), {3}, diag, Float(32));
+    expect_matches(ops::einsum("ii", {S}).realize({{S, sq}}), {1}, total, Float(32), 3); // implicit: a trace
+    EXPECT_OPS_ERROR(ops::einsum("ij,jk->ik", {A, B}), "einsum", "rank 3");
+    EXPECT_OPS_ERROR(ops::einsum("nij,nkj->nik", {A, B}), "einsum", "letter 'j' has the extents 4 and 5");
+}
+
+} // namespace
