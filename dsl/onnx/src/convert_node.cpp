@@ -25,17 +25,7 @@ std::vector<int64_t> onnx_shape(const Value &v) {
     return v.tensor.concrete_shape();
 }
 
-int64_t product(const std::vector<int64_t> &v) {
-    int64_t p = 1;
-    for (int64_t e : v) p *= e;
-    return p;
-}
-
-std::string join(const std::vector<int64_t> &v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
-}
+std::string join(const std::vector<int64_t> &v) { return shape_text(v); }
 
 /// A tensor under a new ONNX shape; a rank-0 shape becomes a [1] scalar.
 std::vector<Value> reshape_to(NodeContext &ctx, const Value &v, const std::vector<int64_t> &shape) {
@@ -242,15 +232,23 @@ ops::Tensor integer_conv(NodeContext &ctx, int x, int x_zp, int w, int w_zp, int
 /// input `weight`, when >= 0) a height of 1, and the result loses it again.
 std::vector<Value> as_2d(NodeContext &ctx, const std::function<std::vector<Value>(NodeContext &)> &convert, int weight);
 
+ops::Tensor pool(NodeContext &ctx, const ops::Tensor &x, ops::Pool2dOptions o, bool is_max);
+ops::Tensor max_pool_indices(NodeContext &ctx, const ops::Tensor &x, const ops::Tensor &y, const ops::Pool2dOptions &o);
+
 std::vector<Value> pool(NodeContext &ctx, bool is_max) {
     ctx.allow_attributes(is_max ? std::set<std::string>{"auto_pad", "ceil_mode", "dilations", "kernel_shape", "pads", "storage_order", "strides"}
                                 : std::set<std::string>{"auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides"});
-    ctx.require_arity(1, 1, 1);
+    ctx.require_arity(1, 1, is_max ? 2 : 1);
     if (!ctx.has_attribute("kernel_shape")) ctx.fail("attribute 'kernel_shape' is missing");
+    const bool with_indices = ctx.node().output_size() > 1 && !ctx.node().output(1).empty();
+    if (with_indices && ctx.tensor(0).dimensions() != 4) ctx.fail("output 1 (Indices) is supported for 2-D pools only");
     if (ctx.tensor(0).dimensions() == 3) return as_2d(ctx, [is_max](NodeContext &c) { return pool(c, is_max); }, -1);
     const ops::Tensor &x = ctx.tensor(0);
     require_4d(ctx, x, "input X");
-    if (ctx.attr_int("storage_order", 0) != 0) ctx.fail("attribute 'storage_order' is 1; supported: 0 (row-major)");
+    const int64_t storage_order = ctx.attr_int("storage_order", 0);
+    if (storage_order != 0 && !(storage_order == 1 && with_indices))
+        ctx.fail("attribute 'storage_order' is " + std::to_string(storage_order) +
+                 "; supported: 0 (row-major), or 1 (column-major) when output 1 (Indices) is used");
     const std::vector<int64_t> xs = x.concrete_shape();
     ops::Pool2dOptions o;
     o.kernel = pair_attr(ctx, "kernel_shape", 1);
@@ -273,20 +271,27 @@ std::vector<Value> pool(NodeContext &ctx, bool is_max) {
         }
     }
     o.name = ctx.func_name();
+    if (with_indices) {
+        const ops::Tensor y = pool(ctx, x, o, true);
+        return {Value{y, false, std::nullopt}, Value{max_pool_indices(ctx, x, y, o), false, std::nullopt}};
+    }
+    return one(pool(ctx, x, o, is_max));
+}
+
+ops::Tensor pool(NodeContext &ctx, const ops::Tensor &x, ops::Pool2dOptions o, bool is_max) {
     const int span_h = o.dilation[0] * (o.kernel[0] - 1) + 1, span_w = o.dilation[1] * (o.kernel[1] - 1) + 1;
     const ops::Padding2d p = o.padding;
     if (2 * std::max(p.top, p.bottom) <= span_h && 2 * std::max(p.left, p.right) <= span_w)
-        return one(is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o));
+        return is_max ? ops::max_pool2d(x, o) : ops::avg_pool2d(x, o);
     // ONNX allows more padding than the op library's pools (at most half the window): pad
     // explicitly, then pool without padding.
     const std::vector<int64_t> pads{0, 0, p.top, p.left, 0, 0, p.bottom, p.right};
     o.padding = ops::Padding2d(0);
-    if (is_max)
-        return one(ops::max_pool2d(ops::pad(x, pads, ops::PadMode::Constant, x.type().min_value(), ctx.func_name() + "_padded"), o));
+    if (is_max) return ops::max_pool2d(ops::pad(x, pads, ops::PadMode::Constant, x.type().min_value(), ctx.func_name() + "_padded"), o);
     o.count_include_pad = true;
     o.name = ctx.func_name() + "_sum";
     const ops::Tensor sum = ops::avg_pool2d(ops::pad(x, pads, ops::PadMode::Constant, 0, ctx.func_name() + "_padded"), o);
-    if (ctx.attr_int("count_include_pad", 0) != 0) return one(ops::reshape(sum, sum.concrete_shape(), ctx.func_name()));
+    if (ctx.attr_int("count_include_pad", 0) != 0) return ops::reshape(sum, sum.concrete_shape(), ctx.func_name());
     // Without count_include_pad the divisor is the number of input elements in the window:
     // the same pool over a padded tensor of ones.
     Func ones(ctx.func_name() + "_ones");
@@ -294,7 +299,28 @@ std::vector<Value> pool(NodeContext &ctx, bool is_max) {
     ones(n, c, yv, xv) = make_one(x.type());
     o.name = ctx.func_name() + "_count";
     const ops::Tensor count = ops::avg_pool2d(ops::pad(ops::Tensor(ones, x.shape()), pads, ops::PadMode::Constant, 0, ctx.func_name() + "_ones_padded"), o);
-    return one(ops::div(sum, count, ctx.func_name()));
+    return ops::div(sum, count, ctx.func_name());
+}
+
+ops::Tensor max_pool_indices(NodeContext &ctx, const ops::Tensor &x, const ops::Tensor &y, const ops::Pool2dOptions &o) {
+    // The flat NCHW index of the first window element equal to the maximum (ONNX's Indices with
+    // storage_order 0): a min-reduction over the window of the indices where x equals y.
+    const std::vector<int64_t> xs = x.concrete_shape();
+    Var n("n"), c("c"), oy("y"), ox("x");
+    RDom r(0, o.kernel[1], 0, o.kernel[0], "r");
+    const Expr iy = Expr(oy) * o.stride[0] + r.y * o.dilation[0] - o.padding.top;
+    const Expr ix = Expr(ox) * o.stride[1] + r.x * o.dilation[1] - o.padding.left;
+    const Expr inside = iy >= 0 && iy < int(xs[2]) && ix >= 0 && ix < int(xs[3]);
+    const Expr v = x(n, c, clamp(iy, 0, int(xs[2] - 1)), clamp(ix, 0, int(xs[3] - 1)));
+    // storage_order 1 numbers the spatial positions column-major (h + w·H).
+    const Expr plane = (cast(Int(64), n) * xs[1] + cast(Int(64), c)) * (xs[2] * xs[3]);
+    const Expr flat = ctx.attr_int("storage_order", 0) == 0 ? plane + cast(Int(64), iy) * xs[3] + cast(Int(64), ix)
+                                                             : plane + cast(Int(64), ix) * xs[2] + cast(Int(64), iy);
+    const Expr none = make_const(Int(64), std::numeric_limits<int64_t>::max());
+    Func idx(ctx.func_name(1));
+    idx(n, c, oy, ox) = none;
+    idx(n, c, oy, ox) = min(idx(n, c, oy, ox), select(inside && v == y(n, c, oy, ox), flat, none));
+    return ops::Tensor(idx, y.shape());
 }
 
 std::vector<Value> as_2d(NodeContext &ctx, const std::function<std::vector<Value>(NodeContext &)> &convert, int weight) {
@@ -340,12 +366,53 @@ std::vector<Value> global_average_pool(NodeContext &ctx) {
 
 // ---- normalisation -----------------------------------------------------------------------------
 
+/// A [1] tensor holding `value`, for the scalar factors of a formula.
+ops::Tensor scalar_tensor(Type type, double value, const std::string &name) {
+    Func f(name);
+    Var i("i");
+    f(i) = make_const(type, value);
+    return ops::Tensor(f, {Expr(1)});
+}
+
+/// BatchNormalization in training mode: normalised with the batch's own statistics (mean and
+/// biased variance over every axis but the channels), and the running statistics updated as
+/// input · momentum + batch · (1 - momentum).
+std::vector<Value> batch_normalization_training(NodeContext &ctx) {
+    const ops::Tensor &x = ctx.tensor(0);
+    const int rank = x.dimensions();
+    const std::string base = ctx.func_name();
+    std::vector<int> axes{0};
+    std::vector<int64_t> channel_shape{x.concrete_shape()[1]};
+    for (int d = 2; d < rank; ++d) {
+        axes.push_back(d);
+        channel_shape.push_back(1);
+    }
+    const ops::Tensor mean = ops::reduce_mean(x, axes, false, base + "_mean");
+    const ops::Tensor centred = ops::sub(x, ops::reshape(mean, channel_shape, base + "_mean_c"), base + "_centred");
+    const ops::Tensor var = ops::reduce_mean(ops::mul(centred, centred, base + "_sq"), axes, false, base + "_var");
+    const double momentum = ctx.attr_float("momentum", 0.9);
+    const Type t = x.type();
+    auto running = [&](int input, const ops::Tensor &batch, int output) {
+        const ops::Tensor kept = ops::mul(ctx.tensor(input), scalar_tensor(t, momentum, base + "_m" + std::to_string(output)),
+                                          base + "_kept" + std::to_string(output));
+        const ops::Tensor fresh = ops::mul(batch, scalar_tensor(t, 1 - momentum, base + "_1m" + std::to_string(output)),
+                                           base + "_fresh" + std::to_string(output));
+        return Value{ops::add(kept, fresh, ctx.func_name(output)), false, std::nullopt};
+    };
+    std::vector<Value> outs =
+        one(ops::batchnorm(x, ctx.tensor(1), ctx.tensor(2), mean, var, ctx.attr_float("epsilon", 1e-5), 1, base));
+    if (ctx.node().output_size() > 1) outs.push_back(running(3, mean, 1));
+    if (ctx.node().output_size() > 2) outs.push_back(running(4, var, 2));
+    return outs;
+}
+
 std::vector<Value> batch_normalization(NodeContext &ctx) {
     ctx.allow_attributes({"epsilon", "momentum", "spatial", "training_mode", "is_test"});
-    ctx.require_arity(5, 5, 1);
-    if (ctx.attr_int("training_mode", 0) != 0) ctx.fail("attribute 'training_mode' is 1; supported: 0 (inference)");
+    const bool training = ctx.attr_int("training_mode", 0) != 0;
+    ctx.require_arity(5, 5, training ? 3 : 1);
     if (ctx.attr_int("spatial", 1) != 1) ctx.fail("attribute 'spatial' is 0; supported: 1");
     if (ctx.tensor(0).dimensions() < 2) ctx.fail("input X has rank " + std::to_string(ctx.tensor(0).dimensions()) + "; supported: rank >= 2 (N, C, ...)");
+    if (training) return batch_normalization_training(ctx);
     return one(ops::batchnorm(ctx.tensor(0), ctx.tensor(1), ctx.tensor(2), ctx.tensor(3), ctx.tensor(4),
                               ctx.attr_float("epsilon", 1e-5), 1, ctx.func_name()));
 }

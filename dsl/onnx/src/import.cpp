@@ -80,11 +80,7 @@ std::map<std::string, std::vector<int64_t>> inferred_shapes(const ::onnx::GraphP
     return shapes;
 }
 
-std::string join(const std::vector<int64_t> &v) {
-    std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-    return s + "]";
-}
+using internal::shape_text;
 
 Model import_model(::onnx::ModelProto &model, const ImportOptions &options, const std::string &origin) {
     // The opset of the default domain decides each op's attributes and inputs.
@@ -151,7 +147,7 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
         const std::vector<int64_t> &shape = input_shapes.at(in.name());
         std::string problem;
         if (!limits::tensor_size(shape, type->bytes(), &problem))
-            throw Error(origin + ": graph input '" + in.name() + "' " + join(shape) + ": " + problem);
+            throw Error(origin + ": graph input '" + in.name() + "' " + shape_text(shape) + ": " + problem);
         std::vector<Expr> extents;
         for (int64_t e : shape) extents.push_back(Expr(static_cast<int>(e)));
         if (extents.empty()) extents.push_back(Expr(1));
@@ -211,8 +207,8 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             const auto expected = inferred.find(t.name);
             if (expected != inferred.end() && expected->second != t.shape)
                 throw Error(origin + ": node " + (node.name.empty() ? "producing '" + t.name + "'" : "'" + node.name + "'") + " (" +
-                            node.op_type + "): output '" + t.name + "' has the shape " + join(t.shape) + " here but ONNX infers " +
-                            join(expected->second) + " (an unsupported case of this op)");
+                            node.op_type + "): output '" + t.name + "' has the shape " + shape_text(t.shape) + " here but ONNX infers " +
+                            shape_text(expected->second) + " (an unsupported case of this op)");
         }
 
     std::vector<Func> outputs;
@@ -276,7 +272,7 @@ Bindings Model::bindings(const std::map<std::string, Buffer<>> &values) const {
             throw Error("model input '" + in.name + "' is " + v.type().to_string() + "; the model declares " + in.type.to_string());
         const bool scalar_ok = in.shape.empty() && v.number_of_elements() == 1 && v.dimensions() <= 1;
         if (v.shape() != in.shape && !scalar_ok)
-            throw Error("model input '" + in.name + "' has the shape " + join(v.shape()) + "; the model declares " + join(in.shape));
+            throw Error("model input '" + in.name + "' has the shape " + shape_text(v.shape()) + "; the model declares " + shape_text(in.shape));
         b.emplace_back(input_params[i], in.shape.empty() ? internal::reshaped(v, {1}) : v);
     }
     return b;

@@ -21,6 +21,11 @@ std::string data_type_name(int data_type);
 /// against the shape before allocating; errors start with `where` ("initializer 'w'").
 Buffer<> tensor_to_buffer(const ::onnx::TensorProto &tensor, const std::string &where);
 
+/// "[1, 3, 224, 224]" for messages.
+std::string shape_text(const std::vector<int64_t> &shape);
+/// The element count of a shape (the caller has checked it against tensor/limits.h).
+int64_t product(const std::vector<int64_t> &shape);
+
 /// A dense copy of `b` with another shape of the same element count.
 Buffer<> reshaped(const Buffer<> &b, const std::vector<int64_t> &shape);
 

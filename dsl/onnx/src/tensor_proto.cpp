@@ -37,6 +37,18 @@ std::string data_type_name(int data_type) {
     return "data type " + std::to_string(data_type);
 }
 
+std::string shape_text(const std::vector<int64_t> &shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+    return s + "]";
+}
+
+int64_t product(const std::vector<int64_t> &shape) {
+    int64_t p = 1;
+    for (int64_t e : shape) p *= e;
+    return p;
+}
+
 Buffer<> reshaped(const Buffer<> &b, const std::vector<int64_t> &shape) {
     Buffer<> dense = b.is_dense() ? b : b.copy();
     Buffer<> out(b.type(), shape);
