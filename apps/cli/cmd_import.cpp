@@ -41,7 +41,7 @@ namespace {
 struct ImportOptions {
     std::string model;
     std::vector<std::string> dims;
-    bool json = false;
+    bool json = false, no_passes = false;
 };
 
 nlohmann::ordered_json tensor_json(const onnx::ModelTensor &t) {
@@ -55,6 +55,7 @@ nlohmann::ordered_json tensor_json(const onnx::ModelTensor &t) {
 int run(const ImportOptions &o) {
     onnx::ImportOptions io;
     io.dims = parse_dims(o.dims);
+    io.optimize = !o.no_passes;
     const onnx::Model m = onnx::import(o.model, io);
     int64_t macs = 0;
     for (const onnx::ModelNode &n : m.nodes) macs += n.macs;
@@ -62,6 +63,7 @@ int run(const ImportOptions &o) {
         nlohmann::ordered_json j;
         j["model"] = o.model;
         j["opset"] = m.opset;
+        j["nodes_removed_by_passes"] = m.nodes_removed;
         for (const auto &t : m.inputs) j["inputs"].push_back(tensor_json(t));
         for (const auto &t : m.outputs) j["outputs"].push_back(tensor_json(t));
         j["constants"] = m.constants.size();
@@ -79,9 +81,9 @@ int run(const ImportOptions &o) {
         std::printf("%s\n", j.dump(2).c_str());
         return 0;
     }
-    std::printf("%s: opset %lld, %zu nodes, %zu constants, %zu Funcs, %lld MACs\n", o.model.c_str(),
-                static_cast<long long>(m.opset), m.nodes.size(), m.constants.size(), m.pipeline.functions().size(),
-                static_cast<long long>(macs));
+    std::printf("%s: opset %lld, %zu nodes (%lld removed by the graph passes), %zu constants, %zu Funcs, %lld MACs\n",
+                o.model.c_str(), static_cast<long long>(m.opset), m.nodes.size(), static_cast<long long>(m.nodes_removed),
+                m.constants.size(), m.pipeline.functions().size(), static_cast<long long>(macs));
     for (const auto &t : m.inputs)
         std::printf("  input  %-20s %-6s %s\n", t.name.c_str(), t.type.to_string().c_str(), shape_text(t.shape).c_str());
     for (const onnx::ModelNode &n : m.nodes) {
@@ -106,6 +108,7 @@ Command add_import_command(CLI::App &app) {
                 "naming the node (name and op_type) and what is supported.");
     cmd->add_option("model", o->model, "the ONNX model file")->required();
     cmd->add_option("--dim", o->dims, "bind a symbolic dimension: NAME=VALUE (repeatable)");
+    cmd->add_flag("--no-passes", o->no_passes, "import the graph as the file has it (no BatchNorm folding, no dead or common nodes removed)");
     cmd->add_flag("--json", o->json, "print the graph as JSON");
     return {cmd, [o] { return run(*o); }};
 }

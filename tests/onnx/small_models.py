@@ -142,8 +142,29 @@ def qdq_conv(out):
     save(out, "qdq_conv", g, [f32(rng.normal(0, 1, (1, 3, 6, 6)))])
 
 
+def cleanup(out):
+    """What the graph passes remove: a Transpose pair (-> Identity), a Reshape chain (-> one
+    Reshape), a repeated Relu and a dead Sigmoid: 8 nodes, 4 left (Identity, Relu, Add, Reshape)."""
+    i64 = lambda name, v: init(name, np.asarray(v, np.int64))
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t1"], name="t1", perm=[1, 0]),
+        helper.make_node("Transpose", ["t1"], ["t2"], name="t2", perm=[1, 0]),
+        helper.make_node("Relu", ["t2"], ["r1"], name="relu_a"),
+        helper.make_node("Relu", ["t2"], ["r2"], name="relu_b"),
+        helper.make_node("Add", ["r1", "r2"], ["s"], name="add"),
+        helper.make_node("Reshape", ["s", "shape_a"], ["ra"], name="reshape_a"),
+        helper.make_node("Reshape", ["ra", "shape_b"], ["y"], name="reshape_b"),
+        helper.make_node("Sigmoid", ["x"], ["unused"], name="dead"),
+    ]
+    g = helper.make_graph(nodes, "cleanup", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 8])],
+                          initializer=[i64("shape_a", [24]), i64("shape_b", [3, 8])])
+    x = f32(rng.normal(0, 1, (4, 6)))
+    save(out, "cleanup", g, [x], (2 * np.maximum(x, 0)).reshape(3, 8))
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
-    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv):
+    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup):
         build(d)

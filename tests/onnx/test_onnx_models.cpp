@@ -28,7 +28,7 @@ class SmallModel : public testing::TestWithParam<std::string> {};
 TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
     const fs::path dir = build_models();
     const std::string name = GetParam();
-    const onnx::Model m = onnx::import((dir / (name + ".onnx")).string(), {.dims = {{"N", 2}}});
+    const onnx::Model m = tessera::onnx::import((dir / (name + ".onnx")).string(), {.dims = {{"N", 2}}});
     ASSERT_EQ(m.inputs.size(), 1u);
     std::map<std::string, Buffer<>> inputs{{m.inputs[0].name, Buffer<>::load_npy((dir / (name + ".in_0.npy")).string())}};
     const std::vector<Buffer<>> host = m.run(inputs, Target::host());
@@ -39,11 +39,11 @@ TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
     if (fs::exists(numpy)) EXPECT_EQ(onnx_test::compare(host[0], Buffer<>::load_npy(numpy.string())), "") << "host vs NumPy";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv"));
+INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup"));
 
 TEST(OnnxModels, ImportReportsNodesShapesAndMacs) {
     const fs::path dir = build_models();
-    const onnx::Model m = onnx::import((dir / "resnet_block.onnx").string(), {.dims = {{"N", 3}}});
+    const tessera::onnx::Model m = tessera::onnx::import((dir / "resnet_block.onnx").string(), {.dims = {{"N", 3}}, .optimize = false});
     EXPECT_EQ(m.inputs[0].shape, (std::vector<int64_t>{3, 8, 10, 10}));
     EXPECT_EQ(m.outputs[0].shape, (std::vector<int64_t>{3, 8, 10, 10}));
     ASSERT_EQ(m.nodes.size(), 7u);
@@ -51,6 +51,29 @@ TEST(OnnxModels, ImportReportsNodesShapesAndMacs) {
     EXPECT_EQ(m.nodes[0].macs, 3 * 8 * 10 * 10 * (8 * 3 * 3)); // output points x (Cin x KH x KW)
     EXPECT_EQ(m.nodes[2].macs, 0);
     EXPECT_EQ(m.constants.size(), 10u); // two weights, two BatchNorms of four tensors each
+    EXPECT_EQ(m.nodes_removed, 0);
+}
+
+TEST(OnnxModels, GraphPassesFoldBatchNormAndRemoveRedundantNodes) {
+    const fs::path dir = build_models();
+    // Each BatchNorm folds into its conv: two nodes fewer, and only the folded weights and
+    // biases stay constants. The values stay those NumPy computed (SmallModel checks them).
+    const tessera::onnx::Model resnet = tessera::onnx::import((dir / "resnet_block.onnx").string(), {.dims = {{"N", 1}}});
+    EXPECT_EQ(resnet.nodes_removed, 2);
+    std::vector<std::string> ops;
+    for (const auto &n : resnet.nodes) ops.push_back(n.op_type);
+    EXPECT_EQ(ops, (std::vector<std::string>{"Conv", "Relu", "Conv", "Add", "Relu"}));
+    EXPECT_EQ(resnet.constants.size(), 4u);
+
+    const tessera::onnx::Model plain = tessera::onnx::import((dir / "cleanup.onnx").string(), {.optimize = false});
+    const tessera::onnx::Model clean = tessera::onnx::import((dir / "cleanup.onnx").string());
+    EXPECT_EQ(plain.nodes.size(), 8u);
+    EXPECT_EQ(clean.nodes_removed, 4);
+    ops.clear();
+    for (const auto &n : clean.nodes) ops.push_back(n.op_type);
+    EXPECT_EQ(ops, (std::vector<std::string>{"Identity", "Relu", "Add", "Reshape"}));
+    const Buffer<> x = Buffer<>::load_npy((dir / "cleanup.in_0.npy").string());
+    EXPECT_EQ(onnx_test::compare(clean.run({{"x", x}}, Target::host())[0], plain.run({{"x", x}}, Target::reference())[0]), "");
 }
 
 TEST(OnnxModels, RunModelWritesVerifiedOutputs) {

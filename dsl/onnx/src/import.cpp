@@ -10,6 +10,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "node_context.h"
+#include "passes/graph_passes.h"
 #include "onnx_internal.h"
 #include "tessera/error.h"
 #include "tessera/limits.h"
@@ -125,8 +126,19 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
     } catch (const std::exception &e) {
         throw Error(origin + ": ONNX's checker refuses the model: " + e.what());
     }
+    if (options.optimize) {
+        const int before = graph.node_size();
+        internal::fold_batchnorm_into_conv(graph);
+        internal::fold_transposes_and_reshapes(graph);
+        internal::eliminate_common_subexpressions(graph);
+        internal::eliminate_dead_nodes(graph);
+        m.nodes_removed = before - graph.node_size();
+        graph.clear_value_info(); // shapes of values that may be gone; inference recomputes them
+    }
+    const std::map<std::string, int> uses = internal::value_uses(graph);
 
     for (const auto &t : graph.initializer()) {
+        if (!uses.count(t.name())) continue; // read by no node (or only by nodes a pass removed)
         Buffer<> b = internal::tensor_to_buffer(t, origin + ": initializer '" + t.name() + "'");
         values[t.name()] = add_constant(t.name(), b, b.dimensions() == 0);
     }

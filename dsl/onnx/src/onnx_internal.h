@@ -7,6 +7,7 @@
 #include <onnx/onnx_pb.h>
 
 #include "tessera/buffer.h"
+#include "tessera/error.h"
 #include "tessera/type.h"
 
 namespace tessera::onnx::internal {

@@ -31,6 +31,10 @@ struct ImportOptions {
     /// Graph inputs fixed to values at import, by name: they become constants, so an op that
     /// needs a value at import time (a Reshape's shape, a Slice's starts) may read them.
     std::map<std::string, Buffer<>> constant_inputs;
+    /// Run the target-independent graph passes before conversion: BatchNorm folded into the
+    /// conv before it, Transpose pairs and Reshape chains composed, common subexpressions and
+    /// dead nodes removed. They keep every output's value (within fp32 rounding for the fold).
+    bool optimize = true;
 };
 
 /// A tensor the model reads or writes.
@@ -63,6 +67,8 @@ struct Model {
     std::vector<ModelNode> nodes;
     /// The default domain's opset the model imports.
     int64_t opset = 0;
+    /// Nodes of the file the graph passes removed or folded away (`nodes` lists those left).
+    int64_t nodes_removed = 0;
 
     /// The realize shapes of the pipeline's outputs (a scalar output is realized as [1]).
     std::vector<std::vector<int64_t>> realize_shapes() const;
