@@ -163,8 +163,27 @@ def cleanup(out):
     save(out, "cleanup", g, [x], (2 * np.maximum(x, 0)).reshape(3, 8))
 
 
+def shape_arithmetic(out):
+    """A reshape whose target shape is computed from the input's Shape, as PyTorch exports
+    x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat -> Reshape."""
+    i64 = lambda name, v: init(name, np.asarray(v, np.int64))
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus_one"], ["target"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"], name="view"),
+        helper.make_node("Relu", ["flat"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(nodes, "shape_arithmetic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12])],
+                          initializer=[i64("zero", 0), i64("axes", [0]), i64("minus_one", [-1])])
+    x = f32(rng.normal(0, 1, (2, 3, 4)))
+    save(out, "shape_arithmetic", g, [x], np.maximum(x.reshape(2, 12), 0))
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
-    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup):
+    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic):
         build(d)

@@ -39,7 +39,22 @@ TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
     if (fs::exists(numpy)) EXPECT_EQ(onnx_test::compare(host[0], Buffer<>::load_npy(numpy.string())), "") << "host vs NumPy";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup"));
+INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic"));
+
+TEST(OnnxModels, ConstantFoldingComputesShapeArithmeticAtImport) {
+    const fs::path dir = build_models();
+    // Without folding, the Reshape's shape is a computed value, not a constant: refused by name.
+    try {
+        tessera::onnx::import((dir / "shape_arithmetic.onnx").string(), {.optimize = false});
+        ADD_FAILURE() << "expected the Reshape to need a constant shape";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("node 'view' (Reshape): input 1 'target' must be a constant"), std::string::npos) << e.what();
+    }
+    const tessera::onnx::Model m = tessera::onnx::import((dir / "shape_arithmetic.onnx").string());
+    EXPECT_EQ(m.outputs[0].shape, (std::vector<int64_t>{2, 12}));
+    // Only the data path is computed by the pipeline: the reshape and the relu.
+    EXPECT_EQ(m.pipeline.functions().size(), 2u);
+}
 
 TEST(OnnxModels, ImportReportsNodesShapesAndMacs) {
     const fs::path dir = build_models();

@@ -881,6 +881,20 @@ std::vector<Value> identity(NodeContext &ctx) {
     return {ctx.input(0)};
 }
 
+/// Shape: the input's shape, a constant (Tessera's shapes are known at import).
+std::vector<Value> shape(NodeContext &ctx) {
+    ctx.allow_attributes({"start", "end"});
+    ctx.require_arity(1, 1, 1);
+    const std::vector<int64_t> s = onnx_shape(ctx.input(0));
+    const int64_t rank = static_cast<int64_t>(s.size());
+    auto clamp_axis = [&](int64_t a) { return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank); };
+    const int64_t start = clamp_axis(ctx.attr_int("start", 0)), end = clamp_axis(ctx.attr_int("end", rank));
+    if (end <= start) ctx.fail("attributes 'start' and 'end' select no dimension; Tessera's tensors have extents >= 1");
+    Buffer<> b(Int(64), {end - start});
+    for (int64_t d = start; d < end; ++d) b.set_from_int({d - start}, s[static_cast<size_t>(d)]);
+    return {Value{ops::Tensor(), false, b}};
+}
+
 std::vector<Value> constant(NodeContext &ctx) {
     ctx.allow_attributes({"value"});
     ctx.require_arity(0, 0, 1);
@@ -919,6 +933,7 @@ const std::map<std::string, Converter> &converters() {
         {"QLinearMatMul", qlinear_matmul},
         {"QLinearConv", qlinear_conv},
         {"Constant", constant},
+        {"Shape", shape},
         {"MatMul", matmul},
         {"Gemm", gemm},
         {"Conv", conv},

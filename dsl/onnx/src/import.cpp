@@ -9,6 +9,7 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include "constant_folding.h"
 #include "node_context.h"
 #include "passes/graph_passes.h"
 #include "onnx_internal.h"
@@ -184,10 +185,11 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
                             "' is produced by no earlier node, initializer or graph input (a missing input or a cycle)");
             inputs.emplace_back(it->second);
         }
-        internal::NodeContext ctx(node, opset, std::move(inputs), "n" + std::to_string(k) + "_");
+        internal::NodeContext ctx(node, opset, inputs, "n" + std::to_string(k) + "_");
         std::vector<Value> outs;
         try {
             outs = internal::convert_node(ctx);
+            if (options.optimize) internal::fold_constants(inputs, outs, m.constants);
         } catch (const Error &e) {
             throw Error(origin + ": " + e.what()); // the node is named; say which file too
         }
