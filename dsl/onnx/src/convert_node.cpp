@@ -8,6 +8,7 @@
 
 #include "node_context.h"
 #include "onnx_internal.h"
+#include "passes/graph_passes.h"
 #include "tessera/error.h"
 #include "tessera/ir_operator.h"
 
@@ -875,6 +876,13 @@ std::vector<Value> qlinear_conv(NodeContext &ctx) {
     return one(requantize(ctx, acc, 1, 4, 6, 7, true));
 }
 
+/// ai.tessera::Gelu, made by recognise_gelu from the Erf form.
+std::vector<Value> gelu(NodeContext &ctx) {
+    ctx.allow_attributes({});
+    ctx.require_arity(1, 1, 1);
+    return one(ops::gelu(ctx.tensor(0), ops::GeluApproximation::None, ctx.func_name()), ctx.input(0).scalar);
+}
+
 std::vector<Value> identity(NodeContext &ctx) {
     ctx.allow_attributes({});
     ctx.require_arity(1, 1, 1);
@@ -977,6 +985,7 @@ const std::vector<std::string> &supported_op_types() {
 
 std::vector<Value> convert_node(NodeContext &ctx) {
     const std::string &op = ctx.node().op_type();
+    if (ctx.node().domain() == kTesseraDomain && op == "Gelu") return gelu(ctx);
     if (!ctx.node().domain().empty() && ctx.node().domain() != "ai.onnx")
         ctx.fail("domain '" + ctx.node().domain() + "' is not supported; supported: the default ONNX domain");
     const auto it = converters().find(op);

@@ -130,6 +130,11 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
     if (options.optimize) {
         const int before = graph.node_size();
         internal::fold_batchnorm_into_conv(graph);
+        if (internal::recognise_gelu(graph) > 0) { // ONNX's inference skips ops of a domain it has no schemas for
+            auto *tessera_ops = model.add_opset_import();
+            tessera_ops->set_domain(internal::kTesseraDomain);
+            tessera_ops->set_version(1);
+        }
         internal::fold_transposes_and_reshapes(graph);
         internal::eliminate_common_subexpressions(graph);
         internal::eliminate_dead_nodes(graph);

@@ -26,6 +26,13 @@ int fold_transposes_and_reshapes(::onnx::GraphProto &graph);
 /// (batchnorm_folding.cpp).
 int fold_batchnorm_into_conv(::onnx::GraphProto &graph);
 
+/// The domain of the nodes the passes introduce (ai.tessera::Gelu).
+inline constexpr const char *kTesseraDomain = "ai.tessera";
+
+/// Replaces the five nodes of GELU's Erf form, as PyTorch exports it, by one ai.tessera::Gelu
+/// node (gelu_recognition.cpp). Returns how many it replaced.
+int recognise_gelu(::onnx::GraphProto &graph);
+
 /// Uses of every value name: how many node inputs and graph outputs read it.
 std::map<std::string, int> value_uses(const ::onnx::GraphProto &graph);
 
