@@ -193,7 +193,7 @@ TEST(BadInputTable, HasAtLeastFifteenCasesPerReaderAndSubcommand) {
         per_reader[c["reader"].get<std::string>()]++;
         EXPECT_TRUE(names.insert(c["name"].get<std::string>()).second) << c["name"] << " is in the table twice";
     }
-    for (const char *reader : {"assembly", "binary", "target", "schedule", "npy", "cli targets", "cli sim", "cli run", "cli lower", "cli tune", "cli db"})
+    for (const char *reader : {"assembly", "binary", "target", "schedule", "npy", "cli targets", "cli sim", "cli run", "cli lower", "cli tune", "cli db", "cli import", "cli run-model"})
         EXPECT_GE(per_reader[reader], 15) << reader;
     EXPECT_GE(names.size(), 200u);
 }

@@ -23,6 +23,7 @@
 #include "tessera/ops/elementwise.h"
 #include "tessera/ops/linear.h"
 #include "tessera/ops/norm.h"
+#include "tessera/ops/quantize.h"
 #include "tessera/ops/reduce.h"
 #include "tessera/ops/registry.h"
 #include "tessera/ops/shape.h"

@@ -121,4 +121,65 @@ Tensor clip(const Tensor &x, double lo, double hi, const std::string &name) {
     return unary(x, op, name, t, [&](const Expr &v) { return min(max(v, typed_const(t, lo)), typed_const(t, hi)); });
 }
 
+Tensor erf(const Tensor &x, const std::string &name) {
+    return float_unary(x, "erf", name, [](const Expr &v, Type) { return tessera::erf(v); });
+}
+
+Tensor softplus(const Tensor &x, const std::string &name) {
+    return float_unary(x, "softplus", name, [](const Expr &v, Type ct) {
+        return max(v, typed_const(ct, 0)) + log(typed_const(ct, 1) + tessera::exp(-abs(v)));
+    });
+}
+
+Tensor hard_sigmoid(const Tensor &x, double alpha, double beta, const std::string &name) {
+    return float_unary(x, "hard_sigmoid", name, [&](const Expr &v, Type ct) {
+        return clamp(typed_const(ct, alpha) * v + typed_const(ct, beta), typed_const(ct, 0), typed_const(ct, 1));
+    });
+}
+
+Tensor pow(const Tensor &a, const Tensor &b, const std::string &name) {
+    const std::string op = "pow";
+    for (const Tensor *t : {&a, &b})
+        if (t->defined() && t->type().is_bool()) fail(op, name, "operand '" + t->name() + "' is bool; pow needs numbers");
+    const Type result = a.type();
+    return binary(a, b, op, name, [&](const Expr &x, const Expr &y) {
+        return cast(result, tessera::pow(cast(Float(64), x), cast(Float(64), y)));
+    });
+}
+
+Tensor maximum(const Tensor &a, const Tensor &b, const std::string &name) {
+    return binary(a, b, "maximum", name, [](const Expr &x, const Expr &y) { return max(x, y); });
+}
+Tensor minimum(const Tensor &a, const Tensor &b, const std::string &name) {
+    return binary(a, b, "minimum", name, [](const Expr &x, const Expr &y) { return min(x, y); });
+}
+
+Tensor where(const Tensor &condition, const Tensor &a, const Tensor &b, const std::string &name) {
+    const std::string op = "where";
+    require_defined(condition, "the condition", op, name);
+    require_defined(a, "the first value operand", op, name);
+    require_defined(b, "the second value operand", op, name);
+    if (!condition.type().is_bool())
+        fail(op, name, "condition '" + condition.name() + "' is " + condition.type().to_string() + "; it must be bool");
+    if (a.type() != b.type())
+        fail(op, name, "value operands '" + a.name() + "' (" + a.type().to_string() + ") and '" + b.name() + "' (" +
+                           b.type().to_string() + ") differ in type");
+    const std::vector<Expr> shape =
+        broadcast_shape(broadcast_shape(condition.shape(), a.shape(), "operand", op, name), b.shape(), "operand", op, name);
+    const std::vector<Expr> coords = as_exprs(make_vars(static_cast<int>(shape.size())));
+    Func out(name);
+    out(coords) = select(broadcast_read(condition, coords, shape), broadcast_read(a, coords, shape),
+                         broadcast_read(b, coords, shape));
+    return Tensor(out, shape);
+}
+
+Tensor cast(const Tensor &x, Type type, const std::string &name) {
+    require_defined(x, "input", "cast", name);
+    const std::vector<Expr> coords = as_exprs(make_vars(x.dimensions()));
+    Func out(name);
+    const Expr v = x(coords);
+    out(coords) = type.is_bool() ? (v != make_zero(x.type())) : tessera::cast(type, v);
+    return Tensor(out, x.shape());
+}
+
 } // namespace tessera::ops

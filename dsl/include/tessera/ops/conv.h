@@ -66,6 +66,28 @@ Tensor conv2d(const Tensor &input, const Tensor &weights, const Tensor &bias, co
 /// conv2d without bias.
 Tensor conv2d(const Tensor &input, const Tensor &weights, const Conv2dOptions &options = {});
 
+/// Options of conv_transpose2d (ONNX ConvTranspose, PyTorch ConvTranspose2d).
+struct ConvTranspose2dOptions {
+    std::array<int, 2> stride{1, 1};
+    /// Removed from the full output at each side ({top, left, bottom, right}), each >= 0.
+    Padding2d padding;
+    std::array<int, 2> dilation{1, 1};
+    /// Added at the bottom and right of the output, each in [0, max(stride, dilation)).
+    std::array<int, 2> output_padding{0, 0};
+    int groups = 1;
+    /// The result Func; `name + "_upsampled"` is the input with stride - 1 zeros between
+    /// elements and the border the kernel needs, `name + "_flipped"` the weights as conv2d's.
+    std::string name = "conv_transpose2d";
+};
+
+/// The transposed 2-D convolution of an NCHW input [N, C, H, W] with weights [C, O/groups, KH,
+/// KW] (ONNX's layout) and an optional bias [O]: the gradient of conv2d with respect to its
+/// input, computed as conv2d over the zero-upsampled input with the flipped weights.
+/// OH = stride·(H - 1) + output_padding + dilation·(KH - 1) + 1 - top - bottom (>= 1), likewise
+/// OW. Float or integer types as conv2d. Errors name "conv_transpose2d".
+Tensor conv_transpose2d(const Tensor &input, const Tensor &weights, const Tensor &bias,
+                        const ConvTranspose2dOptions &options = {});
+
 /// Options of max_pool2d and avg_pool2d (ONNX MaxPool/AveragePool semantics, floor rounding).
 struct Pool2dOptions {
     /// Window size {height, width}; >= 1.

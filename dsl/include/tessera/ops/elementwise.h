@@ -46,4 +46,26 @@ Tensor sqrt(const Tensor &x, const std::string &name = "sqrt");
 /// integer tensor needs integral bounds), else tessera::Error naming "clip".
 Tensor clip(const Tensor &x, double lo, double hi, const std::string &name = "clip");
 
+/// The Gauss error function, float types.
+Tensor erf(const Tensor &x, const std::string &name = "erf");
+/// log(1 + e^x), computed as max(x, 0) + log(1 + e^-|x|) so large |x| neither overflows nor
+/// loses the linear part; float types.
+Tensor softplus(const Tensor &x, const std::string &name = "softplus");
+/// max(0, min(1, alpha · x + beta)) (ONNX HardSigmoid), float types.
+Tensor hard_sigmoid(const Tensor &x, double alpha = 0.2, double beta = 0.5, const std::string &name = "hard_sigmoid");
+
+/// a^b element-wise with NumPy broadcasting (ONNX Pow): computed in Float(64) and returned in
+/// a's type (an integer base truncates the power towards zero, as ONNX Runtime does).
+Tensor pow(const Tensor &a, const Tensor &b, const std::string &name = "pow");
+/// The larger (smaller) of two operands element-wise, NumPy broadcasting, any numeric type;
+/// the result type follows the DSL's promotion rules as for add.
+Tensor maximum(const Tensor &a, const Tensor &b, const std::string &name = "maximum");
+Tensor minimum(const Tensor &a, const Tensor &b, const std::string &name = "minimum");
+/// condition ? a : b element-wise (ONNX Where, NumPy's where), the three operands broadcast
+/// together; condition is Bool, a and b have the same type, which the result keeps.
+Tensor where(const Tensor &condition, const Tensor &a, const Tensor &b, const std::string &name = "where");
+/// x converted to `type` element-wise: floats to integers truncate towards zero, integers wrap,
+/// anything to Bool is "!= 0" (ONNX Cast).
+Tensor cast(const Tensor &x, Type type, const std::string &name = "cast");
+
 } // namespace tessera::ops

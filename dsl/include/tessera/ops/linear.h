@@ -58,4 +58,12 @@ struct GemmOptions {
 /// Throws tessera::Error naming "gemm" on rank, inner-dimension, broadcast or type mismatch.
 Tensor gemm(const Tensor &a, const Tensor &b, const Tensor &c = Tensor(), const GemmOptions &options = {});
 
+/// Einstein summation (NumPy's einsum, ONNX Einsum) of one or more operands: `equation` is
+/// "ij,jk->ik" (explicit output) or "ij,jk" (output: the letters seen once, sorted). A letter
+/// repeated within an operand takes its diagonal. Letters only in the inputs are summed over
+/// the RDom "r" (one dimension per summed letter, in alphabetical order, the first innermost);
+/// pure Vars are named after the output letters. Operands share one type; the result is
+/// accumulator_type of it. No ellipsis ("..."). Errors name "einsum" and the letter or operand.
+Tensor einsum(const std::string &equation, const std::vector<Tensor> &operands, const std::string &name = "einsum");
+
 } // namespace tessera::ops

@@ -32,4 +32,32 @@ Tensor flatten(const Tensor &x, int axis = 1, const std::string &name = "flatten
 /// "concat", the operand's position and the dimension.
 Tensor concat(const std::vector<Tensor> &xs, int axis, const std::string &name = "concat");
 
+/// NumPy's x[start:end:step] along `axes` (ONNX Slice): negative starts and ends count from the
+/// end, and both are clamped into the dimension as NumPy does; a step may be negative but not 0.
+/// starts, ends, axes (default 0, 1, ...) and steps (default 1) have one entry per sliced axis.
+/// The input's shape must be constant. Errors name "slice", the axis and the bad entry.
+Tensor slice(const Tensor &x, const std::vector<int64_t> &starts, const std::vector<int64_t> &ends,
+             const std::vector<int64_t> &axes = {}, const std::vector<int64_t> &steps = {},
+             const std::string &name = "slice");
+
+/// ONNX Gather: the entries of x along `axis` at the integer tensor `indices` (negative entries
+/// count from the end). The result has shape x.shape[:axis] + indices.shape + x.shape[axis+1:].
+/// An index outside [-n, n) reads the clamped entry (ONNX leaves it undefined; clamping keeps
+/// every read inside x).
+Tensor gather(const Tensor &x, const Tensor &indices, int axis = 0, const std::string &name = "gather");
+
+/// ONNX Expand: x broadcast (NumPy's rule) against `shape`; the result has the broadcast shape.
+Tensor expand(const Tensor &x, const std::vector<int64_t> &shape, const std::string &name = "expand");
+
+/// How pad fills the border.
+enum class PadMode {
+    Constant, ///< with a value
+    Edge,     ///< with the nearest edge element
+    Reflect,  ///< mirrored without repeating the edge (NumPy's "reflect"); pad < extent
+};
+/// ONNX Pad: `pads` lists the elements added before each dimension, then after each one
+/// (2·rank entries, >= 0). Errors name "pad".
+Tensor pad(const Tensor &x, const std::vector<int64_t> &pads, PadMode mode = PadMode::Constant, double value = 0,
+           const std::string &name = "pad");
+
 } // namespace tessera::ops

@@ -1,0 +1,190 @@
+// `tessera run-model MODEL.onnx --target host [--input NAME=FILE.npy|.pb ...] [--dim N=V ...]
+// [--output-dir DIR] [--json]`: imports the model, compiles it for the host (JIT), runs it, writes
+// each output as DIR/<output>.npy, checks every output against the reference evaluator on the
+// same inputs (fp32 within 1e-4 · max(1, max|y|), integers exactly) and reports the times.
+// Chips are refused for now: whole models on a chip need the chip compiler of issue 13.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+#include <tessera/chipsim/target.h>
+#include <tessera/codegen/jit.h>
+#include <tessera/codegen/runtime.h>
+
+#include "cli_common.h"
+#include "cmd_import_common.h"
+
+namespace tessera::cli {
+
+namespace {
+
+struct RunModelOptions {
+    std::string model, target = "host", output_dir;
+    std::vector<std::string> inputs, dims;
+    uint64_t seed = 1;
+    bool json = false;
+};
+
+/// A file name for an output: its ONNX name with every character outside [A-Za-z0-9._-] as '_'.
+std::string file_name_for(const std::string &name) {
+    std::string s = name.empty() ? "output" : name;
+    for (char &c : s)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-')) c = '_';
+    if (s == "." || s == "..") s = "_";
+    return s;
+}
+
+Buffer<> load_input(const std::string &name, const std::string &path) {
+    const bool npy = path.size() > 4 && path.compare(path.size() - 4, 4, ".npy") == 0;
+    const bool pb = path.size() > 3 && path.compare(path.size() - 3, 3, ".pb") == 0;
+    if (!npy && !pb) throw UsageError("--input " + name + "=" + path + ": the file must end in .npy or .pb");
+    return npy ? Buffer<>::load_npy(path) : onnx::read_tensor_file(path);
+}
+
+/// The issue's tolerance against the reference: fp32 1e-4 · max(1, max|y|) (looser per type
+/// for fp16/bf16 as Tolerance::for_type says), integers exactly.
+Comparison check_against_reference(const Buffer<> &actual, const Buffer<> &expected) {
+    if (!expected.type().is_float()) return compare(actual, expected);
+    double max_abs = 1;
+    const Buffer<> flat = expected.copy();
+    const int64_t n = flat.number_of_elements();
+    std::vector<int64_t> c(flat.shape().size(), 0);
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = flat.get_as_double(c);
+        if (std::isfinite(v)) max_abs = std::max(max_abs, std::fabs(v));
+        for (size_t d = c.size(); d-- > 0;) {
+            if (++c[d] < flat.shape()[d]) break;
+            c[d] = 0;
+        }
+    }
+    Tolerance tol = Tolerance::for_type(expected.type());
+    tol.atol = std::max(tol.atol, 1e-4 * max_abs);
+    tol.rtol = 0;
+    return compare(actual, expected, tol);
+}
+
+int run(const RunModelOptions &o) {
+    const Target target = Target::named(o.target);
+    if (target.kind() == Target::Kind::Chip) {
+        chipsim::load_target(o.target); // an unknown name or a bad file is reported as such
+        throw Error("run-model: target '" + target.name() +
+                    "' is a chip; whole models do not run on chips yet (the chip compiler for several kernels in one "
+                    "program, issue 13, is in progress). Use --target host");
+    }
+    if (target.kind() != Target::Kind::Host)
+        throw UsageError("run-model: target '" + target.name() + "' is not supported; use --target host");
+    onnx::ImportOptions io;
+    io.dims = parse_dims(o.dims);
+    const onnx::Model model = onnx::import(o.model, io);
+
+    std::map<std::string, Buffer<>> values;
+    for (const std::string &w : o.inputs) {
+        const size_t eq = w.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == w.size())
+            throw UsageError("--input '" + w + "' is not NAME=FILE.npy or NAME=FILE.pb");
+        const std::string name = w.substr(0, eq);
+        if (values.count(name)) throw UsageError("--input " + name + " is given twice");
+        values[name] = load_input(name, w.substr(eq + 1));
+    }
+    // Inputs not given are drawn at random (Buffer::fill_random), one seed each.
+    std::vector<std::string> random_inputs;
+    uint64_t seed = o.seed;
+    for (const onnx::ModelTensor &in : model.inputs) {
+        if (values.count(in.name)) continue;
+        Buffer<> b(in.type, in.shape);
+        b.fill_random(seed++);
+        values[in.name] = b;
+        random_inputs.push_back(in.name);
+    }
+    const Bindings bindings = model.bindings(values);
+    const std::vector<std::vector<int64_t>> shapes = model.realize_shapes();
+
+    CompiledKernel kernel = compile_jit(model.pipeline, shapes, target);
+    const auto start = std::chrono::steady_clock::now();
+    std::vector<Buffer<>> outputs = run_pipeline_kernel(kernel, shapes, bindings);
+    const double run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    const auto ref_start = std::chrono::steady_clock::now();
+    const std::vector<Buffer<>> reference = model.pipeline.realize(shapes, bindings, Target::reference());
+    const double reference_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - ref_start).count();
+
+    bool all_passed = true;
+    nlohmann::ordered_json jouts = nlohmann::json::array();
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        const onnx::ModelTensor &t = model.outputs[i];
+        const Comparison c = check_against_reference(outputs[i], reference[i]);
+        all_passed = all_passed && c.equal;
+        std::string file;
+        if (!o.output_dir.empty()) {
+            std::filesystem::create_directories(o.output_dir);
+            file = (std::filesystem::path(o.output_dir) / (file_name_for(t.name) + ".npy")).string();
+            Buffer<> out = outputs[i];
+            if (t.shape.empty()) { // a scalar is computed as [1]; write it with ONNX's shape []
+                Buffer<> scalar(out.type(), std::vector<int64_t>{});
+                std::memcpy(scalar.data(), out.data(), static_cast<size_t>(out.type().bytes()));
+                out = scalar;
+            }
+            out.save_npy(file);
+        }
+        nlohmann::ordered_json j;
+        j["name"] = t.name;
+        j["dtype"] = t.type.to_string();
+        j["shape"] = t.shape;
+        j["verified"] = c.equal;
+        j["max_abs_error"] = c.max_abs_error;
+        if (!c.equal) j["mismatch"] = c.message;
+        if (!file.empty()) j["file"] = file;
+        jouts.push_back(j);
+        lines.push_back("  output " + t.name + " " + t.type.to_string() + " " + shape_text(t.shape) + ": " +
+                        (c.equal ? "verified" : "MISMATCH: " + c.message) + " (max abs error " + std::to_string(c.max_abs_error) +
+                        ")" + (file.empty() ? "" : ", written to " + file));
+    }
+    int64_t macs = 0;
+    for (const onnx::ModelNode &n : model.nodes) macs += n.macs;
+    if (o.json) {
+        nlohmann::ordered_json j;
+        j["model"] = o.model;
+        j["target"] = target.name();
+        j["nodes"] = model.nodes.size();
+        j["macs"] = macs;
+        j["random_inputs"] = random_inputs;
+        j["outputs"] = jouts;
+        j["verified"] = all_passed;
+        j["compile_ms"] = kernel.compile_ms();
+        j["time_ms"] = run_ms;
+        j["reference_ms"] = reference_ms;
+        std::printf("%s\n", j.dump(2).c_str());
+    } else {
+        std::printf("%s on %s: %zu nodes, %lld MACs\n", o.model.c_str(), target.name().c_str(), model.nodes.size(),
+                    static_cast<long long>(macs));
+        for (const std::string &name : random_inputs) std::printf("  input  %s: random (seed %llu..)\n", name.c_str(), static_cast<unsigned long long>(o.seed));
+        for (const std::string &l : lines) std::printf("%s\n", l.c_str());
+        std::printf("  compile: %.1f ms, run: %.3f ms, reference evaluator: %.1f ms\n", kernel.compile_ms(), run_ms, reference_ms);
+    }
+    return all_passed ? 0 : 1;
+}
+
+} // namespace
+
+Command add_run_model_command(CLI::App &app) {
+    auto o = std::make_shared<RunModelOptions>();
+    CLI::App *cmd = app.add_subcommand("run-model", "run an ONNX model on the host, verified against the reference evaluator");
+    cmd->footer("Imports MODEL.onnx, compiles the whole model for the host (LLVM JIT) and runs it once. Inputs not\n"
+                "given with --input are random. Every output is checked against the reference evaluator on the\n"
+                "same inputs (fp32 within 1e-4 x max(1, max|y|), integers exactly) and, with --output-dir, written\n"
+                "as DIR/<output name>.npy. Exits 1 if an output does not match. Chip targets are not supported\n"
+                "for models yet.");
+    cmd->add_option("model", o->model, "the ONNX model file")->required();
+    cmd->add_option("--target", o->target, "host (chips: not yet for models)")->capture_default_str();
+    cmd->add_option("--input", o->inputs, "NAME=FILE.npy or NAME=FILE.pb (an ONNX TensorProto), repeatable");
+    cmd->add_option("--dim", o->dims, "bind a symbolic dimension: NAME=VALUE (repeatable)");
+    cmd->add_option("--output-dir", o->output_dir, "write each output as DIR/<output name>.npy");
+    cmd->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
+    cmd->add_flag("--json", o->json, "print the report as JSON");
+    return {cmd, [o] { return run(*o); }};
+}
+
+} // namespace tessera::cli

@@ -1,0 +1,39 @@
+#pragma once
+// Target-independent clean-up of an ONNX graph before it is converted to Funcs, one pass per
+// file, each one entry function that rewrites the graph in place and returns how many nodes it
+// removed. They keep every graph output's name and value (within float rounding for the
+// BatchNorm fold). Private to tessera_onnx.
+#include <map>
+#include <string>
+
+#include <onnx/onnx_pb.h>
+
+namespace tessera::onnx::internal {
+
+/// Removes nodes none of whose outputs reach a graph output (dead_node_elimination.cpp).
+int eliminate_dead_nodes(::onnx::GraphProto &graph);
+
+/// Replaces a node by an earlier one with the same op type, domain, inputs and attributes
+/// (common_subexpression_elimination.cpp).
+int eliminate_common_subexpressions(::onnx::GraphProto &graph);
+
+/// Composes Transpose pairs into one Transpose (removed when the composition is the identity)
+/// and Reshape chains into one Reshape (transpose_reshape_folding.cpp).
+int fold_transposes_and_reshapes(::onnx::GraphProto &graph);
+
+/// Folds an inference BatchNormalization whose input is a 2-D Conv's only use into the conv's
+/// weights and bias, when the weights and the BatchNorm's parameters are fp32 initializers
+/// (batchnorm_folding.cpp).
+int fold_batchnorm_into_conv(::onnx::GraphProto &graph);
+
+/// The domain of the nodes the passes introduce (ai.tessera::Gelu).
+inline constexpr const char *kTesseraDomain = "ai.tessera";
+
+/// Replaces the five nodes of GELU's Erf form, as PyTorch exports it, by one ai.tessera::Gelu
+/// node (gelu_recognition.cpp). Returns how many it replaced.
+int recognise_gelu(::onnx::GraphProto &graph);
+
+/// Uses of every value name: how many node inputs and graph outputs read it.
+std::map<std::string, int> value_uses(const ::onnx::GraphProto &graph);
+
+} // namespace tessera::onnx::internal

@@ -1,0 +1,58 @@
+#pragma once
+// Helpers for the ONNX suites: comparing a result with an expected tensor under the tolerance
+// of issue 16 (fp32: 1e-4 × max(1, max|y|); integers and bools exactly).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tessera/buffer.h"
+
+namespace onnx_test {
+
+/// Every element of a buffer, row-major, as doubles.
+inline std::vector<double> flat_values(const tessera::Buffer<> &b) {
+    std::vector<double> v;
+    std::vector<int64_t> c(b.shape().size(), 0);
+    const int64_t n = b.number_of_elements();
+    for (int64_t i = 0; i < n; ++i) {
+        v.push_back(b.get_as_double(c));
+        for (size_t d = c.size(); d-- > 0;) {
+            if (++c[d] < b.shape()[d]) break;
+            c[d] = 0;
+        }
+    }
+    return v;
+}
+
+/// An empty string when `actual` matches `expected` (shape, then values within the tolerance
+/// of the expected type: fp32/fp64 1e-4 × max(1, max|y|), fp16/bf16 1e-2 × max(1, max|y|),
+/// integers and bools exactly); else what differs.
+inline std::string compare(const tessera::Buffer<> &actual, const tessera::Buffer<> &expected) {
+    if (actual.shape() != expected.shape()) {
+        auto str = [](const std::vector<int64_t> &s) {
+            std::string r = "[";
+            for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+            return r + "]";
+        };
+        return "shape " + str(actual.shape()) + " != expected " + str(expected.shape());
+    }
+    const std::vector<double> a = flat_values(actual), e = flat_values(expected);
+    double max_abs = 1;
+    for (double v : e)
+        if (std::isfinite(v)) max_abs = std::max(max_abs, std::fabs(v));
+    const tessera::Type t = expected.type();
+    const double tol = !t.is_float() ? 0 : (t.bits() == 16 ? 1e-2 : 1e-4) * max_abs;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (std::isnan(e[i]) && std::isnan(a[i])) continue;
+        if (std::isinf(e[i]) && a[i] == e[i]) continue;
+        if (!(std::fabs(a[i] - e[i]) <= tol))
+            return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " != expected " + std::to_string(e[i]) +
+                   " (tolerance " + std::to_string(tol) + ")";
+    }
+    return "";
+}
+
+} // namespace onnx_test

@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Small real models for test_onnx_models.cpp, built with Debian's python3-onnx (onnx 1.12) and
+NumPy: each NAME.onnx with its inputs NAME.in_K.npy and, where NumPy computes it here
+independently, the expected output NAME.out_0.npy. Usage: small_models.py DIR"""
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(7)
+
+
+def conv2d(x, w, pad=0, stride=1, groups=1):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    y = np.zeros((n, o, oh, ow), np.float64)
+    og = o // groups
+    for oc in range(o):
+        g = oc // og
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg, i:i + stride * oh:stride, j:j + stride * ow:stride]
+                y[:, oc] += np.einsum("ncij,c->nij", patch, w[oc, :, i, j])
+    return y
+
+
+def batchnorm(x, s, b, m, v, eps=1e-5):
+    r = lambda a: a.reshape(1, -1, 1, 1)
+    return (x - r(m)) / np.sqrt(r(v) + eps) * r(s) + r(b)
+
+
+def f32(a):
+    return np.asarray(a, np.float32)
+
+
+def init(name, a):
+    return numpy_helper.from_array(a, name)
+
+
+def save(out, name, graph, inputs, expected=None, opset=13):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    with open(os.path.join(out, name + ".onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+    for k, a in enumerate(inputs):
+        np.save(os.path.join(out, "%s.in_%d.npy" % (name, k)), a)
+    if expected is not None:
+        np.save(os.path.join(out, name + ".out_0.npy"), f32(expected))
+
+
+def resnet_block(out):
+    """ResNet basic block: conv-bn-relu-conv-bn + identity, relu; batch is the symbol N."""
+    c = 8
+    w1, w2 = f32(rng.normal(0, 0.2, (c, c, 3, 3))), f32(rng.normal(0, 0.2, (c, c, 3, 3)))
+    bn = [[f32(rng.uniform(0.5, 1.5, c)), f32(rng.normal(0, 0.1, c)), f32(rng.normal(0, 0.1, c)), f32(rng.uniform(0.5, 1.5, c))]
+          for _ in range(2)]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c1", "s1", "b1", "m1", "v1"], ["n1"], name="bn1"),
+        helper.make_node("Relu", ["n1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("BatchNormalization", ["c2", "s2", "b2", "m2", "v2"], ["n2"], name="bn2"),
+        helper.make_node("Add", ["n2", "x"], ["sum"], name="residual"),
+        helper.make_node("Relu", ["sum"], ["y"], name="relu2"),
+    ]
+    inits = [init("w1", w1), init("w2", w2)]
+    for k in range(2):
+        inits += [init(n + str(k + 1), a) for n, a in zip("sbmv", bn[k])]
+    g = helper.make_graph(nodes, "resnet_block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", c, 10, 10])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", c, 10, 10])], initializer=inits)
+    x = f32(rng.normal(0, 1, (2, c, 10, 10)))
+    h = np.maximum(batchnorm(conv2d(x, w1, 1), *bn[0]), 0)
+    y = np.maximum(batchnorm(conv2d(h, w2, 1), *bn[1]) + x, 0)
+    save(out, "resnet_block", g, [x], y)
+
+
+def mlp_gelu(out):
+    """MatMul + bias, GELU as exported from PyTorch (its Erf pattern), MatMul, Softmax."""
+    w1, b1, w2 = f32(rng.normal(0, 0.3, (16, 32))), f32(rng.normal(0, 0.1, 32)), f32(rng.normal(0, 0.3, (32, 10)))
+    k = lambda name, v: init(name, f32(v))
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Add", ["h0", "b1"], ["h"], name="bias1"),
+        helper.make_node("Div", ["h", "sqrt2"], ["hd"], name="gelu_div"),
+        helper.make_node("Erf", ["hd"], ["he"], name="gelu_erf"),
+        helper.make_node("Add", ["he", "one"], ["hp"], name="gelu_add"),
+        helper.make_node("Mul", ["h", "hp"], ["hm"], name="gelu_mul"),
+        helper.make_node("Mul", ["hm", "half"], ["g"], name="gelu_half"),
+        helper.make_node("MatMul", ["g", "w2"], ["logits"], name="fc2"),
+        helper.make_node("Softmax", ["logits"], ["y"], name="softmax", axis=-1),
+    ]
+    inits = [init("w1", w1), init("b1", b1), init("w2", w2), k("sqrt2", np.sqrt(2.0)), k("one", 1.0), k("half", 0.5)]
+    g = helper.make_graph(nodes, "mlp_gelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 10])], initializer=inits)
+    x = f32(rng.normal(0, 1, (4, 16)))
+    from math import erf
+    h = x.astype(np.float64) @ w1 + b1
+    gl = 0.5 * h * (1 + np.vectorize(erf)(h / np.sqrt(2)))
+    z = gl @ w2
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    save(out, "mlp_gelu", g, [x], e / e.sum(axis=-1, keepdims=True))
+
+
+def inverted_residual(out):
+    """MobileNetV2 inverted residual: 1x1 expand, ReLU6 (Clip), 3x3 depthwise, ReLU6, 1x1 project, add."""
+    c, e = 4, 12
+    we, wd, wp = f32(rng.normal(0, 0.3, (e, c, 1, 1))), f32(rng.normal(0, 0.3, (e, 1, 3, 3))), f32(rng.normal(0, 0.3, (c, e, 1, 1)))
+    nodes = [
+        helper.make_node("Conv", ["x", "we"], ["a"], name="expand"),
+        helper.make_node("Clip", ["a", "zero", "six"], ["ar"], name="relu6_a"),
+        helper.make_node("Conv", ["ar", "wd"], ["d"], name="depthwise", group=e, pads=[1, 1, 1, 1]),
+        helper.make_node("Clip", ["d", "zero", "six"], ["dr"], name="relu6_d"),
+        helper.make_node("Conv", ["dr", "wp"], ["p"], name="project"),
+        helper.make_node("Add", ["p", "x"], ["y"], name="residual"),
+    ]
+    inits = [init("we", we), init("wd", wd), init("wp", wp), init("zero", f32(0.0)), init("six", f32(6.0))]
+    g = helper.make_graph(nodes, "inverted_residual", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 8, 8])], initializer=inits)
+    x = f32(rng.normal(0, 1, (1, c, 8, 8)))
+    a = np.clip(conv2d(x, we), 0, 6)
+    d = np.clip(conv2d(a, wd, 1, groups=e), 0, 6)
+    save(out, "inverted_residual", g, [x], conv2d(d, wp) + x)
+
+
+def qdq_conv(out):
+    """A QDQ-quantised conv (QuantizeLinear/DequantizeLinear around a float Conv), as quantisation
+    tools export it; checked against the reference evaluator only."""
+    w = f32(rng.normal(0, 0.3, (4, 3, 3, 3)))
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        helper.make_node("QuantizeLinear", ["w", "ws", "wz"], ["wq"], name="q_w"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w"),
+        helper.make_node("Conv", ["xd", "wd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["y"], name="relu"),
+    ]
+    inits = [init("w", w), init("xs", f32(0.02)), init("xz", np.uint8(128)), init("ws", f32(0.01)), init("wz", np.int8(0))]
+    g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], initializer=inits)
+    save(out, "qdq_conv", g, [f32(rng.normal(0, 1, (1, 3, 6, 6)))])
+
+
+def cleanup(out):
+    """What the graph passes remove: a Transpose pair (-> Identity), a Reshape chain (-> one
+    Reshape), a repeated Relu and a dead Sigmoid: 8 nodes, 4 left (Identity, Relu, Add, Reshape)."""
+    i64 = lambda name, v: init(name, np.asarray(v, np.int64))
+    nodes = [
+        helper.make_node("Transpose", ["x"], ["t1"], name="t1", perm=[1, 0]),
+        helper.make_node("Transpose", ["t1"], ["t2"], name="t2", perm=[1, 0]),
+        helper.make_node("Relu", ["t2"], ["r1"], name="relu_a"),
+        helper.make_node("Relu", ["t2"], ["r2"], name="relu_b"),
+        helper.make_node("Add", ["r1", "r2"], ["s"], name="add"),
+        helper.make_node("Reshape", ["s", "shape_a"], ["ra"], name="reshape_a"),
+        helper.make_node("Reshape", ["ra", "shape_b"], ["y"], name="reshape_b"),
+        helper.make_node("Sigmoid", ["x"], ["unused"], name="dead"),
+    ]
+    g = helper.make_graph(nodes, "cleanup", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 8])],
+                          initializer=[i64("shape_a", [24]), i64("shape_b", [3, 8])])
+    x = f32(rng.normal(0, 1, (4, 6)))
+    save(out, "cleanup", g, [x], (2 * np.maximum(x, 0)).reshape(3, 8))
+
+
+def shape_arithmetic(out):
+    """A reshape whose target shape is computed from the input's Shape, as PyTorch exports
+    x.view(x.size(0), -1): Shape -> Gather -> Unsqueeze -> Concat -> Reshape."""
+    i64 = lambda name, v: init(name, np.asarray(v, np.int64))
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"], name="shape"),
+        helper.make_node("Gather", ["s", "zero"], ["n"], name="batch", axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"], name="unsqueeze"),
+        helper.make_node("Concat", ["n1", "minus_one"], ["target"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["flat"], name="view"),
+        helper.make_node("Relu", ["flat"], ["y"], name="relu"),
+    ]
+    g = helper.make_graph(nodes, "shape_arithmetic", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 12])],
+                          initializer=[i64("zero", 0), i64("axes", [0]), i64("minus_one", [-1])])
+    x = f32(rng.normal(0, 1, (2, 3, 4)))
+    save(out, "shape_arithmetic", g, [x], np.maximum(x.reshape(2, 12), 0))
+
+
+if __name__ == "__main__":
+    d = sys.argv[1]
+    os.makedirs(d, exist_ok=True)
+    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic):
+        build(d)
