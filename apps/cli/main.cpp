@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
     app.footer("Every command takes --help and --json. Run 'tessera <command> --help' for its options.");
     // Add a subcommand here (and its cmd_<name>.cpp in CMakeLists.txt).
     const std::vector<Command> commands = {add_targets_command(app), add_sim_command(app), add_run_command(app),
-                                           add_lower_command(app), add_tune_command(app), add_db_command(app)};
+                                           add_lower_command(app), add_tune_command(app), add_db_command(app),
+                                           add_sweep_command(app)};
     if (argc <= 1) {
         std::fputs(app.help().c_str(), stdout);
         return 2;
