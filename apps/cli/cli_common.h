@@ -58,5 +58,6 @@ Command add_lower_command(CLI::App &app);
 Command add_db_command(CLI::App &app);
 Command add_tune_command(CLI::App &app);
 Command add_sweep_command(CLI::App &app);
+Command add_plot_command(CLI::App &app);
 
 } // namespace tessera::cli

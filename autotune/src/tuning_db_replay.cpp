@@ -51,6 +51,7 @@ MeasuredSchedule measure_on_chip(const Pipeline &pipeline, const std::vector<std
                               {"roofline_cycles", r.roofline_cycles},
                               {"roofline_limiter", r.roofline_limiter},
                               {"dram_bytes", dram == r.bytes.end() ? 0 : dram->second},
+                              {"bytes", r.bytes},
                               {"dram_bytes_per_cycle", program.target.dram.bytes_per_cycle}};
     m.details = details.dump();
     return m;

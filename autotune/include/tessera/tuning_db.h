@@ -102,7 +102,8 @@ struct MeasuredSchedule {
     /// Chips: chip_program_hash() of the measured program (replay compares it).
     std::string program_hash;
     /// A JSON object of further figures: on chips "macs", "roofline_cycles",
-    /// "roofline_limiter", "peak_macs_per_cycle" from chipsim's report (what plots draw).
+    /// "roofline_limiter", "peak_macs_per_cycle", "bytes" (per memory level), "dram_bytes" and
+    /// "dram_bytes_per_cycle" from chipsim's report and target (what plots draw).
     std::string details = "{}";
 };
 
