@@ -74,7 +74,7 @@ void print_records(const std::vector<TuningRecord> &records, bool json) {
     if (json) {
         ordered_json all = ordered_json::array();
         for (const auto &r : records) all.push_back(record_json(r));
-        std::printf("%s\n", all.dump(2).c_str());
+        std::printf("%s\n", all.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
         return;
     }
     std::printf("%6s  %-16s  %-10s  %-26s  %s\n", "ID", "WORKLOAD", "TARGET", "MEASURED", "DESCRIPTION");
@@ -85,7 +85,7 @@ void print_records(const std::vector<TuningRecord> &records, bool json) {
 }
 
 void print_json_or_text(bool json, const ordered_json &j, const std::string &text) {
-    if (json) std::printf("%s\n", j.dump(2).c_str());
+    if (json) std::printf("%s\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
     else std::printf("%s\n", text.c_str());
 }
 
@@ -128,7 +128,7 @@ Command add_db_command(CLI::App &app) {
             const TuningDatabase d = open_db(*o, false);
             const TuningRecord r = d.get(*id);
             if (o->json) {
-                std::printf("%s\n", record_json(r).dump(2).c_str());
+                std::printf("%s\n", record_json(r).dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
                 return 0;
             }
             std::printf("record #%lld\n  workload   %s  %s\n  target     %s  %s\n  measured   %s\n  compiler   %s\n"
@@ -205,7 +205,7 @@ Command add_db_command(CLI::App &app) {
                     j["stored"]["program_hash"] = r.record.program_hash.empty() ? ordered_json(nullptr) : ordered_json(r.record.program_hash);
                     j["replayed"]["program_hash"] = r.program_hash;
                 }
-                std::printf("%s\n", j.dump(2).c_str());
+                std::printf("%s\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
             } else {
                 std::printf("%s", r.to_string().c_str());
             }

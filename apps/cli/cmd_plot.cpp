@@ -77,7 +77,8 @@ int plot(const PlotOptions &o) {
     if (path.empty())
         if (const char *env = std::getenv("TESSERA_TUNING_DB")) path = env;
     if (path.empty()) throw UsageError("no tuning database: give DB or set TESSERA_TUNING_DB");
-    const int64_t records = TuningDatabase(path, {.read_only = true}).size(); // says what is wrong with it
+    // Every record read here, so a damaged one is reported as such, not as a failing script.
+    const int64_t records = int64_t(TuningDatabase(path, {.read_only = true}).list().size());
     std::error_code ec;
     fs::create_directories(o.output, ec);
     if (ec) throw Error("plot: cannot create the output directory '" + o.output + "': " + ec.message());

@@ -58,7 +58,7 @@ std::string outcome_to_text(const PointOutcome &o) {
         j["program_hash"] = m.program_hash;
         j["details"] = m.details;
     }
-    return j.dump();
+    return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 [[maybe_unused]] PointOutcome outcome_from_text(const std::string &text) {
@@ -344,7 +344,7 @@ int sweep(const SweepCliOptions &o) {
         ordered_json j = {{"spec", o.spec},   {"database", db->path()}, {"points", points},
                           {"total", n},       {"measured", pending.size() - failed},
                           {"done_before", n - pending.size()}, {"failed", failed}, {"ranks", ranks.size}};
-        std::printf("%s\n", j.dump(2).c_str());
+        std::printf("%s\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
     } else {
         std::printf("sweep %s: %zu points, %zu measured now, %zu done before, %zu failed (database %s)\n",
                     spec.name.empty() ? o.spec.c_str() : spec.name.c_str(), n, pending.size() - failed, n - pending.size(),

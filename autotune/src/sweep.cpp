@@ -182,6 +182,9 @@ std::vector<std::map<std::string, std::string>> grid_product(const std::vector<s
     return out;
 }
 
+/// The most points one spec may have (each is a record, and a compile or a tuning run).
+constexpr int64_t kMaxSweepPoints = 100000;
+
 json tuner_json(const SweepSpec &spec, const SweepPoint &p) {
     if (p.chip || !p.tune) return {{"tuner", "library-schedule"}, {"sweep", spec.name}, {"repetitions", spec.tuner.repetitions}};
     return {{"tuner", "host-evolutionary"}, {"sweep", spec.name}, {"budget", spec.tuner.budget},
@@ -284,6 +287,12 @@ SweepSpec SweepSpec::parse(const std::string &text, const std::string &origin, b
             }
             grid.emplace_back("dtype", std::move(words));
         }
+        // Counted before anything is built: a grid of a few long lists multiplies quickly.
+        double count = double(targets.size());
+        for (const auto &g : grid) count *= double(g.second.size());
+        if (double(spec.points.size()) + count > double(kMaxSweepPoints))
+            in.fail(op_path + "grid", "the sweep would have more than " + std::to_string(kMaxSweepPoints) +
+                                          " points; split it into several specs");
         for (const auto &params : grid_product(grid)) {
             std::string words;
             try {

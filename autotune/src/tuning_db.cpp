@@ -1,6 +1,7 @@
 // The tuning database: opening, storing and querying records (tuning_db.h).
 #include "tessera/tuning_db.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -67,14 +68,49 @@ TuningRecord read_record(const Statement &s, const std::string &path) {
         r.measurement.seconds = s.real(7);
     }
     r.measurement.repetitions = static_cast<int>(s.int64(8));
-    if (auto samples = s.optional_text(9)) r.measurement.samples = nlohmann::json::parse(*samples).get<std::vector<double>>();
+    // Checked as they are read, like the JSON columns below: a damaged or hand-edited file must
+    // give an error naming the record, not an exception in whoever prints it.
+    auto damaged_measure = [&](const std::string &what) {
+        return Error("tuning database " + path + ": record #" + std::to_string(r.id) + " is damaged: " + what);
+    };
+    if (r.measurement.kind == Measurement::Kind::Cycles && r.measurement.cycles <= 0)
+        throw damaged_measure("its cycles are not a positive count");
+    if (r.measurement.kind == Measurement::Kind::Seconds && !(std::isfinite(r.measurement.seconds) && r.measurement.seconds > 0))
+        throw damaged_measure("its seconds are not a positive time");
+    if (r.measurement.repetitions < 1) throw damaged_measure("its repetitions are fewer than 1");
+    // The JSON columns are checked as they are read: a damaged or hand-edited file must give an
+    // error naming the record, not an exception of the JSON library in whoever prints it.
+    auto damaged = [&](const std::string &column, const std::string &expected) {
+        return Error("tuning database " + path + ": record #" + std::to_string(r.id) + " is damaged: its " + column +
+                     " is not " + expected);
+    };
+    auto parsed = [&](const std::string &text, const std::string &column, const std::string &expected) {
+        try {
+            return internal::parse_json_text(text, column); // nesting bounded
+        } catch (const Error &) {
+            throw damaged(column, expected);
+        }
+    };
+    auto json_object = [&](const std::string &text, const std::string &column) {
+        if (!parsed(text, column, "a JSON object").is_object()) throw damaged(column, "a JSON object");
+        return text;
+    };
+    if (auto samples = s.optional_text(9)) {
+        const nlohmann::json j = parsed(*samples, "samples", "a JSON array of seconds");
+        if (!j.is_array()) throw damaged("samples", "a JSON array of seconds");
+        for (const nlohmann::json &x : j) {
+            if (!x.is_number() || !(x.get<double>() > 0) || !std::isfinite(x.get<double>()))
+                throw damaged("samples", "a JSON array of seconds");
+            r.measurement.samples.push_back(x.get<double>());
+        }
+    }
     r.compiler_version = s.text(10);
     r.seed = static_cast<uint64_t>(s.int64(11));
-    r.tuner_options = s.text(12);
+    r.tuner_options = json_object(s.text(12), "tuner options");
     r.created_at = s.text(13);
     r.op_words = s.optional_text(14).value_or("");
     r.program_hash = s.optional_text(15).value_or("");
-    r.details = s.optional_text(16).value_or("{}");
+    r.details = json_object(s.optional_text(16).value_or("{}"), "details");
     return r;
 }
 

@@ -130,7 +130,13 @@ std::string TuningDatabase::export_json(const RecordFilter &filter) const {
         if (r.details != "{}") rec["details"] = json::parse(r.details);
         doc["records"].push_back(std::move(rec));
     }
-    return doc.dump(2) + "\n";
+    try {
+        return doc.dump(2) + "\n";
+    } catch (const json::type_error &) {
+        // Only text that is not UTF-8 fails to print; add() never stores such text.
+        throw Error("tuning database " + path() + ": cannot export it: a stored text is not valid UTF-8 (the file "
+                    "was damaged or edited by hand)");
+    }
 }
 
 std::string TuningDatabase::export_csv(const RecordFilter &filter) const {

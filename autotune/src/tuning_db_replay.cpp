@@ -169,7 +169,12 @@ ReplayResult replay_record(const TuningDatabase &db, int64_t id) {
     }
     const Target target = target_of_identity(*identity);
     if (identity->chip) {
-        const MeasuredSchedule now = measure_on_chip(op.pipeline, op.output_shapes, target);
+        MeasuredSchedule now;
+        try {
+            now = measure_on_chip(op.pipeline, op.output_shapes, target);
+        } catch (const Error &e) {
+            throw Error(what + " on " + identity->name + " (target " + identity->hash + " as stored): " + e.what());
+        }
         result.measured = now.measurement;
         result.program_hash = now.program_hash;
         result.ratio = double(now.measurement.cycles) / double(r.measurement.cycles);
