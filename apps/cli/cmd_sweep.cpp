@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <optional>
+#include <shared_mutex>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -156,7 +157,8 @@ std::optional<PointOutcome> receive_from_ranks(const Ranks &ranks, bool wait) {
 }
 
 /// Measures points on `jobs` threads, handing outcomes to the caller's thread as they finish.
-/// Host points measure one at a time: timings taken side by side would disturb each other.
+/// A host point measures alone (no other point runs meanwhile): timings taken side by side
+/// would disturb each other. Chip points are simulated cycles and run side by side.
 class PointWorkers {
 public:
     PointWorkers(const SweepSpec &spec, std::vector<size_t> points, int jobs) : spec_(spec), points_(std::move(points)) {
@@ -184,8 +186,10 @@ private:
             o.index = points_[i];
             const SweepPoint &p = spec_.points[o.index];
             try {
-                std::unique_lock<std::mutex> host(host_mutex_, std::defer_lock);
-                if (!p.chip) host.lock();
+                std::unique_lock<std::shared_mutex> alone(measuring_, std::defer_lock);
+                std::shared_lock<std::shared_mutex> shared(measuring_, std::defer_lock);
+                if (p.chip) shared.lock();
+                else alone.lock();
                 o.measured = measure_sweep_point(spec_, p);
             } catch (const std::exception &e) {
                 o.error = e.what();
@@ -198,7 +202,8 @@ private:
     const SweepSpec &spec_;
     std::vector<size_t> points_;
     std::atomic<size_t> next_{0};
-    std::mutex mutex_, host_mutex_;
+    std::mutex mutex_;
+    std::shared_mutex measuring_;
     std::condition_variable ready_;
     std::deque<PointOutcome> outcomes_;
     std::vector<std::thread> threads_;
@@ -250,9 +255,7 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-int sweep(const SweepCliOptions &o) {
-    const Ranks ranks = start_ranks();
-    RanksGuard guard{ranks};
+int run_sweep(const SweepCliOptions &o, const Ranks &ranks, RanksGuard &guard) {
     const SweepSpec spec = SweepSpec::load(o.spec, !o.no_tune);
     const size_t n = spec.points.size();
 
@@ -364,6 +367,20 @@ int sweep(const SweepCliOptions &o) {
         return 1;
     }
     return 0;
+}
+
+int sweep(const SweepCliOptions &o) {
+    const Ranks ranks = start_ranks();
+    RanksGuard guard{ranks};
+    if (!ranks.mpi) return run_sweep(o, ranks, guard);
+    try {
+        return run_sweep(o, ranks, guard);
+    } catch (const std::exception &e) {
+        // Said here: the guard's MPI_Abort ends the process before main could print it.
+        std::fprintf(stderr, "tessera: error: %s (rank %d of %d)\n", e.what(), ranks.rank, ranks.size);
+        std::fflush(stderr);
+        throw;
+    }
 }
 
 } // namespace

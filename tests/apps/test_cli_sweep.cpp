@@ -209,3 +209,42 @@ TEST_F(CliSweep, TwoMpiRanksStoreWhatOneProcessStores) {
     EXPECT_EQ(contents(db("two.db")), contents(db("one.db")));
 }
 #endif
+
+TEST_F(CliSweep, HostRecordsReplayAsARatioOfTimes) {
+    const nlohmann::json spec = {{"ops", {{{"op", "matmul"}, {"grid", {{"M", {16}}, {"N", {16}}, {"K", {16}}}}}}},
+                                 {"targets", {"host"}},
+                                 {"tuner", {{"repetitions", 3}}}};
+    std::ofstream(dir_ / "host.json") << spec.dump();
+    const CommandResult sweep = tessera_cli("sweep '" + (dir_ / "host.json").string() + "' --db '" + db("h.db") + "' --no-tune --json --quiet");
+    ASSERT_EQ(sweep.status, 0) << sweep.err;
+    const int64_t id = nlohmann::json::parse(sweep.out)["points"][0]["record"];
+    const CommandResult replay = tessera_cli("db replay " + std::to_string(id) + " --db '" + db("h.db") + "' --json");
+    ASSERT_EQ(replay.status, 0) << replay.err;
+    const auto j = nlohmann::json::parse(replay.out);
+    EXPECT_EQ(j["reproduced"], true);
+    EXPECT_EQ(j["same_machine"], true);
+    EXPECT_EQ(j["replayed"]["samples"].size(), 3u); // as many repetitions as the record
+    EXPECT_GT(j["ratio"].get<double>(), 0.0);
+    EXPECT_DOUBLE_EQ(j["ratio"].get<double>(), j["replayed"]["seconds"].get<double>() / j["stored"]["seconds"].get<double>());
+}
+
+TEST_F(CliSweep, AFailingSweepLosesNothingStored) {
+    const std::string spec = write_spec(dir_, "keep", {64});
+    ASSERT_EQ(tessera_cli("sweep '" + spec + "' --db '" + db("k.db") + "' --quiet").status, 0);
+    const auto before = contents(db("k.db"));
+    // A spec naming an unknown target is refused before anything runs...
+    std::ofstream(dir_ / "bad.json") << R"({"ops": [{"op": "matmul"}], "targets": ["tsp-mini", "nowhere"]})";
+    const CommandResult bad = tessera_cli("sweep '" + (dir_ / "bad.json").string() + "' --db '" + db("k.db") + "'");
+    EXPECT_EQ(bad.status, 1);
+    EXPECT_EQ(bad.err.rfind("tessera: error: ", 0), 0u) << bad.err;
+    EXPECT_NE(bad.err.find("nowhere"), std::string::npos) << bad.err;
+    // ...and a point that cannot run on its chip fails alone: the others are stored.
+    std::ofstream(dir_ / "mixed.json")
+        << R"({"ops": [{"op": "matmul", "grid": {"M": [96], "N": [64], "K": [64]}, "dtypes": ["int8"]}, {"op": "max_pool2d"}], "targets": ["tsp-mini"]})";
+    const CommandResult mixed = tessera_cli("sweep '" + (dir_ / "mixed.json").string() + "' --db '" + db("k.db") + "' --json --quiet");
+    EXPECT_EQ(mixed.status, 1);
+    EXPECT_NE(mixed.err.find("tessera: error: 1 of 2 sweep points failed"), std::string::npos) << mixed.err;
+    const auto after = contents(db("k.db"));
+    EXPECT_EQ(after.size(), before.size() + 1);
+    for (const RecordContent &r : before) EXPECT_NE(std::find(after.begin(), after.end(), r), after.end());
+}
