@@ -299,6 +299,14 @@ int64_t TuningDatabase::add(const Workload &workload, const TargetIdentity &targ
     return id;
 }
 
+void TuningDatabase::record_op_words(const Workload &workload, const std::string &op_words) {
+    impl_->require_writable("record op words");
+    if (op_words.empty()) throw Error("tuning database: record_op_words needs the op's words, got none");
+    WriteTransaction tx(impl_->db);
+    store_workload(impl_->db, workload.key(), workload.canonical_form(), workload.description(), op_words);
+    tx.commit();
+}
+
 std::optional<int64_t> TuningDatabase::sweep_point(const std::string &point_key) const {
     return find_sweep_point(impl_->db, point_key);
 }

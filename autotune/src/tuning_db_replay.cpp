@@ -146,7 +146,10 @@ ReplayResult replay_record(const TuningDatabase &db, int64_t id) {
         // Records stored without op words may still be described by them (the CLI's tuners).
         const std::vector<std::string> w = split_words(r.workload_description);
         const auto &registry = ops::op_registry();
-        if (!w.empty() && std::any_of(registry.begin(), registry.end(), [&](const ops::OpSpec &o) { return o.name == w[0]; }))
+        const bool op_words_shaped =
+            !w.empty() && std::all_of(w.begin() + 1, w.end(), [](const std::string &x) { return x.find('=') != std::string::npos; });
+        if (op_words_shaped &&
+            std::any_of(registry.begin(), registry.end(), [&](const ops::OpSpec &o) { return o.name == w[0]; }))
             words = r.workload_description;
         else
             throw Error(what + " (" + r.workload_description +

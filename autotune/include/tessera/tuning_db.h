@@ -184,6 +184,11 @@ public:
     /// The stored canonical form of a workload by key (empty for schema 1 records).
     std::optional<std::string> workload_canonical_form(const std::string &key) const;
 
+    /// Stores the operator-library words that rebuild `workload` ("matmul K=64 M=64 N=64
+    /// dtype=int8"), so that its records can be replayed (tessera db replay) — for records a
+    /// tuner stored through add() without them, e.g. `tessera tune`. Keeps words already stored.
+    void record_op_words(const Workload &workload, const std::string &op_words);
+
     /// The record stored for a completed sweep point (see sweep.h), 0 when the point completed
     /// without a record of its own, nothing when it is not complete.
     std::optional<int64_t> sweep_point(const std::string &point_key) const;
