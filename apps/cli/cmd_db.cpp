@@ -1,9 +1,10 @@
-// `tessera db list|best|show|export|import|gc`: the tuning database from the command line. The
+// `tessera db list|best|show|export|import|replay|gc`: the tuning database from the command line. The
 // database is --db FILE or, without it, the environment variable TESSERA_TUNING_DB. Queries open
 // it read-only (a missing file is an error, not a new empty database); import and gc write.
 #include "cli_common.h"
 
 #include <tessera/tuning_db.h>
+#include <tessera/tuning_replay.h>
 
 #include <cstdio>
 #include <fstream>
@@ -58,14 +59,22 @@ ordered_json record_json(const TuningRecord &r) {
             {"compiler_version", r.compiler_version},
             {"seed", r.seed},
             {"tuner_options", ordered_json::parse(r.tuner_options)},
-            {"created_at", r.created_at}};
+            {"created_at", r.created_at},
+            {"op", r.op_words.empty() ? ordered_json(nullptr) : ordered_json(r.op_words)},
+            {"program_hash", r.program_hash.empty() ? ordered_json(nullptr) : ordered_json(r.program_hash)},
+            {"details", ordered_json::parse(r.details)}};
+}
+
+ordered_json measurement_json(const Measurement &m) {
+    if (m.kind == Measurement::Kind::Cycles) return {{"cycles", m.cycles}};
+    return {{"seconds", m.seconds}, {"samples", m.samples}, {"repetitions", m.repetitions}};
 }
 
 void print_records(const std::vector<TuningRecord> &records, bool json) {
     if (json) {
         ordered_json all = ordered_json::array();
         for (const auto &r : records) all.push_back(record_json(r));
-        std::printf("%s\n", all.dump(2).c_str());
+        std::printf("%s\n", all.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
         return;
     }
     std::printf("%6s  %-16s  %-10s  %-26s  %s\n", "ID", "WORKLOAD", "TARGET", "MEASURED", "DESCRIPTION");
@@ -76,7 +85,7 @@ void print_records(const std::vector<TuningRecord> &records, bool json) {
 }
 
 void print_json_or_text(bool json, const ordered_json &j, const std::string &text) {
-    if (json) std::printf("%s\n", j.dump(2).c_str());
+    if (json) std::printf("%s\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
     else std::printf("%s\n", text.c_str());
 }
 
@@ -119,7 +128,7 @@ Command add_db_command(CLI::App &app) {
             const TuningDatabase d = open_db(*o, false);
             const TuningRecord r = d.get(*id);
             if (o->json) {
-                std::printf("%s\n", record_json(r).dump(2).c_str());
+                std::printf("%s\n", record_json(r).dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
                 return 0;
             }
             std::printf("record #%lld\n  workload   %s  %s\n  target     %s  %s\n  measured   %s\n  compiler   %s\n"
@@ -167,6 +176,43 @@ Command add_db_command(CLI::App &app) {
                                "imported " + std::to_string(s.added) + " records (" + std::to_string(s.duplicates) +
                                    " already present)");
             return 0;
+        });
+    }
+    {
+        auto o = std::make_shared<DbOptions>();
+        auto id = std::make_shared<int64_t>(0);
+        CLI::App *c = db->add_subcommand("replay", "recompile and re-measure a record: chips must reproduce it exactly");
+        c->add_option("id", *id, "the record's ID (from 'tessera db list')")->required();
+        add_common(c, *o, false);
+        c->footer("Rebuilds the record's op from its words, applies its schedule and measures it again on its target\n"
+                  "(the stored description, even if the target file changed since). On a chip the program bytes\n"
+                  "(their hash) and the cycles must equal the stored ones, else the exit status is 1. On the host\n"
+                  "the time is measured again and reported as a ratio to the stored time.");
+        subs.emplace_back(c, [o, id] {
+            const TuningDatabase d = open_db(*o, false);
+            const ReplayResult r = replay_record(d, *id);
+            if (o->json) {
+                ordered_json j = {{"id", r.record.id},
+                                  {"workload", r.record.workload_description},
+                                  {"target", r.record.target_name},
+                                  {"stored", measurement_json(r.record.measurement)},
+                                  {"replayed", measurement_json(r.measured)},
+                                  {"ratio", r.ratio},
+                                  {"reproduced", r.reproduced},
+                                  {"same_machine", r.same_machine},
+                                  {"differences", r.differences}};
+                if (!r.program_hash.empty()) {
+                    j["stored"]["program_hash"] = r.record.program_hash.empty() ? ordered_json(nullptr) : ordered_json(r.record.program_hash);
+                    j["replayed"]["program_hash"] = r.program_hash;
+                }
+                std::printf("%s\n", j.dump(2, ' ', false, ordered_json::error_handler_t::replace).c_str());
+            } else {
+                std::printf("%s", r.to_string().c_str());
+            }
+            if (!r.reproduced)
+                std::fprintf(stderr, "tessera: error: record #%lld was not reproduced on %s\n", (long long)r.record.id,
+                             r.record.target_name.c_str());
+            return r.reproduced ? 0 : 1;
         });
     }
     {

@@ -1,7 +1,11 @@
 // Applying the best tuned schedule to a pipeline (tuned_schedule.h).
 #include "tessera/tuned_schedule.h"
 
+#include <cstdlib>
+#include <mutex>
+
 #include "tessera/error.h"
+#include "tessera/realize.h"
 
 namespace tessera {
 
@@ -31,5 +35,46 @@ ScheduleChoice apply_best_schedule(const Pipeline &pipeline, const std::vector<s
     choice.measurement = best->measurement;
     return choice;
 }
+
+namespace {
+
+std::mutex database_mutex;
+std::string database_path; // set_tuning_database's; empty: the environment's
+thread_local ScheduleChoice last_choice;
+
+/// The chooser realize() and compile_to_library() call (realize.h).
+std::string choose_from_database(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &shapes,
+                                 const Target &target) {
+    std::string path;
+    {
+        std::lock_guard<std::mutex> lock(database_mutex);
+        path = database_path;
+    }
+    if (path.empty())
+        if (const char *env = std::getenv("TESSERA_TUNING_DB")) path = env;
+    last_choice = ScheduleChoice();
+    if (path.empty()) return "";
+    const TuningDatabase db(path, {.read_only = true});
+    last_choice = apply_best_schedule(pipeline, shapes, target, &db);
+    return last_choice.source == ScheduleChoice::Source::Tuned ? last_choice.to_string() : "";
+}
+
+[[maybe_unused]] const bool registered = [] {
+    internal::register_schedule_chooser(choose_from_database);
+    return true;
+}();
+
+} // namespace
+
+void set_tuning_database(const std::string &path) {
+    std::lock_guard<std::mutex> lock(database_mutex);
+    database_path = path;
+}
+
+ScheduleChoice last_schedule_choice() { return last_choice; }
+
+namespace internal {
+int link_schedule_chooser() { return 0; }
+} // namespace internal
 
 } // namespace tessera

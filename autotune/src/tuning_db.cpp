@@ -1,6 +1,7 @@
 // The tuning database: opening, storing and querying records (tuning_db.h).
 #include "tessera/tuning_db.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -41,7 +42,7 @@ namespace internal {
 
 const char *const kRecordColumns =
     "r.id, r.workload_key, w.description, t.name, r.target_hash, r.schedule, r.cycles, r.seconds, r.repetitions, "
-    "r.samples, r.compiler_version, r.seed, r.tuner_options, r.created_at";
+    "r.samples, r.compiler_version, r.seed, r.tuner_options, r.created_at, w.op, r.program_hash, r.details";
 const char *const kRecordJoin =
     " FROM records r JOIN workloads w ON w.key = r.workload_key JOIN targets t ON t.hash = r.target_hash";
 const char *const kRecordCostOrder = "COALESCE(r.cycles, r.seconds), r.id";
@@ -67,11 +68,49 @@ TuningRecord read_record(const Statement &s, const std::string &path) {
         r.measurement.seconds = s.real(7);
     }
     r.measurement.repetitions = static_cast<int>(s.int64(8));
-    if (auto samples = s.optional_text(9)) r.measurement.samples = nlohmann::json::parse(*samples).get<std::vector<double>>();
+    // Checked as they are read, like the JSON columns below: a damaged or hand-edited file must
+    // give an error naming the record, not an exception in whoever prints it.
+    auto damaged_measure = [&](const std::string &what) {
+        return Error("tuning database " + path + ": record #" + std::to_string(r.id) + " is damaged: " + what);
+    };
+    if (r.measurement.kind == Measurement::Kind::Cycles && r.measurement.cycles <= 0)
+        throw damaged_measure("its cycles are not a positive count");
+    if (r.measurement.kind == Measurement::Kind::Seconds && !(std::isfinite(r.measurement.seconds) && r.measurement.seconds > 0))
+        throw damaged_measure("its seconds are not a positive time");
+    if (r.measurement.repetitions < 1) throw damaged_measure("its repetitions are fewer than 1");
+    // The JSON columns are checked as they are read: a damaged or hand-edited file must give an
+    // error naming the record, not an exception of the JSON library in whoever prints it.
+    auto damaged = [&](const std::string &column, const std::string &expected) {
+        return Error("tuning database " + path + ": record #" + std::to_string(r.id) + " is damaged: its " + column +
+                     " is not " + expected);
+    };
+    auto parsed = [&](const std::string &text, const std::string &column, const std::string &expected) {
+        try {
+            return internal::parse_json_text(text, column); // nesting bounded
+        } catch (const Error &) {
+            throw damaged(column, expected);
+        }
+    };
+    auto json_object = [&](const std::string &text, const std::string &column) {
+        if (!parsed(text, column, "a JSON object").is_object()) throw damaged(column, "a JSON object");
+        return text;
+    };
+    if (auto samples = s.optional_text(9)) {
+        const nlohmann::json j = parsed(*samples, "samples", "a JSON array of seconds");
+        if (!j.is_array()) throw damaged("samples", "a JSON array of seconds");
+        for (const nlohmann::json &x : j) {
+            if (!x.is_number() || !(x.get<double>() > 0) || !std::isfinite(x.get<double>()))
+                throw damaged("samples", "a JSON array of seconds");
+            r.measurement.samples.push_back(x.get<double>());
+        }
+    }
     r.compiler_version = s.text(10);
     r.seed = static_cast<uint64_t>(s.int64(11));
-    r.tuner_options = s.text(12);
+    r.tuner_options = json_object(s.text(12), "tuner options");
     r.created_at = s.text(13);
+    r.op_words = s.optional_text(14).value_or("");
+    r.program_hash = s.optional_text(15).value_or("");
+    r.details = json_object(s.optional_text(16).value_or("{}"), "details");
     return r;
 }
 
@@ -117,13 +156,18 @@ namespace {
 
 /// Stores the workload unless present; refuses a key already stored for another canonical form.
 void store_workload(internal::SqliteConnection &db, const std::string &key, const std::optional<std::string> &canonical,
-                    const std::string &description) {
-    Statement q(db, "SELECT canonical FROM workloads WHERE key = ?");
+                    const std::string &description, const std::optional<std::string> &op) {
+    Statement q(db, "SELECT canonical, op FROM workloads WHERE key = ?");
     q.bind(1, key);
     if (!q.step()) {
-        Statement ins(db, "INSERT INTO workloads(key, canonical, description) VALUES (?, ?, ?)");
-        ins.bind(1, key).bind(2, canonical).bind(3, description).run();
+        Statement ins(db, "INSERT INTO workloads(key, canonical, description, op) VALUES (?, ?, ?, ?)");
+        ins.bind(1, key).bind(2, canonical).bind(3, description).bind(4, op).run();
         return;
+    }
+    if (op && !q.optional_text(1)) {
+        // A workload first stored from C++ learns the op words that rebuild it.
+        Statement up(db, "UPDATE workloads SET op = ? WHERE key = ?");
+        up.bind(1, *op).bind(2, key).run();
     }
     const std::optional<std::string> stored = q.optional_text(0);
     if (stored && canonical && *stored != *canonical)
@@ -169,10 +213,11 @@ std::string normalised_options(const std::string &text) {
 namespace internal {
 int64_t insert_record(SqliteConnection &db, const std::string &workload_key, const std::string &target_hash,
                       const std::string &schedule_json, const Measurement &m, const std::string &version,
-                      uint64_t seed, const std::string &options, const std::optional<std::string> &created_at) {
+                      uint64_t seed, const std::string &options, const std::optional<std::string> &created_at,
+                      const std::optional<std::string> &program_hash, const std::optional<std::string> &details) {
     Statement ins(db, "INSERT INTO records(workload_key, target_hash, schedule, cycles, seconds, repetitions, samples, "
-                      "compiler_version, seed, tuner_options, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                      "COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))");
+                      "compiler_version, seed, tuner_options, created_at, program_hash, details) VALUES (?, ?, ?, ?, ?, "
+                      "?, ?, ?, ?, ?, COALESCE(?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), ?, ?)");
     ins.bind(1, workload_key).bind(2, target_hash).bind(3, schedule_json);
     if (m.kind == Measurement::Kind::Cycles) ins.bind(4, m.cycles).bind_null(5).bind_null(7);
     else {
@@ -181,14 +226,14 @@ int64_t insert_record(SqliteConnection &db, const std::string &workload_key, con
         else ins.bind(7, nlohmann::json(m.samples).dump());
     }
     ins.bind(6, int64_t{m.repetitions}).bind(8, version).bind(9, static_cast<int64_t>(seed)).bind(10, options);
-    ins.bind(11, created_at);
+    ins.bind(11, created_at).bind(12, program_hash).bind(13, details);
     ins.run();
     return sqlite3_last_insert_rowid(db.get());
 }
 
 void store_workload_row(SqliteConnection &db, const std::string &key, const std::optional<std::string> &canonical,
-                        const std::string &description) {
-    store_workload(db, key, canonical, description);
+                        const std::string &description, const std::optional<std::string> &op) {
+    store_workload(db, key, canonical, description, op);
 }
 void store_target_row(SqliteConnection &db, const std::string &hash, const std::string &name, bool chip,
                       const std::optional<std::string> &json) {
@@ -196,8 +241,14 @@ void store_target_row(SqliteConnection &db, const std::string &hash, const std::
 }
 } // namespace internal
 
-int64_t TuningDatabase::add(const Workload &workload, const TargetIdentity &target, const MeasuredSchedule &measured) {
-    impl_->require_writable("add a record");
+namespace {
+
+std::optional<std::string> unless_empty(const std::string &s) { return s.empty() ? std::nullopt : std::optional(s); }
+
+/// Checks a measurement and stores it (with its workload and target rows) inside the caller's
+/// transaction; returns its id.
+int64_t store_measured(internal::SqliteConnection &db, const Workload &workload, const TargetIdentity &target,
+                       const MeasuredSchedule &measured) {
     const Measurement &m = measured.measurement;
     if (target.chip && m.kind != Measurement::Kind::Cycles)
         throw Error("tuning record: target " + target.name + " is a chip, measured in cycles, but the measurement is " +
@@ -212,15 +263,74 @@ int64_t TuningDatabase::add(const Workload &workload, const TargetIdentity &targ
     if (target.hash.empty() || target.json.empty())
         throw Error("tuning record: the target has no description; make it with TargetIdentity::of");
     const std::string options = normalised_options(measured.tuner_options);
+    const std::string details = normalised_options(measured.details);
     const std::string schedule = workload.to_canonical(measured.schedule).to_json(-1);
+    store_workload(db, workload.key(), workload.canonical_form(), workload.description(), unless_empty(measured.op_words));
+    store_target(db, target.hash, target.name, target.chip, target.json);
+    return internal::insert_record(db, workload.key(), target.hash, schedule, m, compiler_version(), measured.seed,
+                                   options, std::nullopt, unless_empty(measured.program_hash),
+                                   details == "{}" ? std::nullopt : std::optional(details));
+}
 
+std::optional<int64_t> find_sweep_point(const internal::SqliteConnection &db, const std::string &key) {
+    Statement q(db, "SELECT record_id FROM sweep_points WHERE key = ?");
+    q.bind(1, key);
+    if (!q.step()) return std::nullopt;
+    return q.is_null(0) ? 0 : q.int64(0);
+}
+
+void insert_sweep_point(internal::SqliteConnection &db, const std::string &key, const std::string &description,
+                        int64_t record_id) {
+    Statement ins(db, "INSERT INTO sweep_points(key, description, record_id, completed_at) "
+                      "VALUES (?, ?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))");
+    ins.bind(1, key).bind(2, description);
+    if (record_id > 0) ins.bind(3, record_id);
+    else ins.bind_null(3);
+    ins.run();
+}
+
+} // namespace
+
+int64_t TuningDatabase::add(const Workload &workload, const TargetIdentity &target, const MeasuredSchedule &measured) {
+    impl_->require_writable("add a record");
     WriteTransaction tx(impl_->db);
-    store_workload(impl_->db, workload.key(), workload.canonical_form(), workload.description());
-    store_target(impl_->db, target.hash, target.name, target.chip, target.json);
-    const int64_t id = internal::insert_record(impl_->db, workload.key(), target.hash, schedule, m, compiler_version(),
-                                               measured.seed, options, std::nullopt);
+    const int64_t id = store_measured(impl_->db, workload, target, measured);
     tx.commit();
     return id;
+}
+
+void TuningDatabase::record_op_words(const Workload &workload, const std::string &op_words) {
+    impl_->require_writable("record op words");
+    if (op_words.empty()) throw Error("tuning database: record_op_words needs the op's words, got none");
+    WriteTransaction tx(impl_->db);
+    store_workload(impl_->db, workload.key(), workload.canonical_form(), workload.description(), op_words);
+    tx.commit();
+}
+
+std::optional<int64_t> TuningDatabase::sweep_point(const std::string &point_key) const {
+    return find_sweep_point(impl_->db, point_key);
+}
+
+int64_t TuningDatabase::add_sweep_point(const std::string &point_key, const std::string &description,
+                                        const Workload &workload, const TargetIdentity &target,
+                                        const MeasuredSchedule &measured) {
+    impl_->require_writable("record a sweep point");
+    WriteTransaction tx(impl_->db);
+    // Inside the write transaction: another process completing the same point waits for us,
+    // then finds the mark.
+    if (auto done = find_sweep_point(impl_->db, point_key)) return *done;
+    const int64_t id = store_measured(impl_->db, workload, target, measured);
+    insert_sweep_point(impl_->db, point_key, description, id);
+    tx.commit();
+    return id;
+}
+
+void TuningDatabase::mark_sweep_point(const std::string &point_key, const std::string &description, int64_t record_id) {
+    impl_->require_writable("record a sweep point");
+    WriteTransaction tx(impl_->db);
+    if (find_sweep_point(impl_->db, point_key)) return;
+    insert_sweep_point(impl_->db, point_key, description, record_id);
+    tx.commit();
 }
 
 namespace {
@@ -337,7 +447,9 @@ int64_t TuningDatabase::gc(int keep) {
                              "r.id) AS rank FROM records r) WHERE rank > ?)");
     del.bind(1, int64_t{keep}).run();
     const int64_t removed = sqlite3_changes(impl_->db.get());
-    impl_->db.exec("DELETE FROM workloads WHERE key NOT IN (SELECT workload_key FROM records);"
+    // A sweep point whose record went is no longer complete: a rerun measures it again.
+    impl_->db.exec("DELETE FROM sweep_points WHERE record_id IS NOT NULL AND record_id NOT IN (SELECT id FROM records);"
+                   "DELETE FROM workloads WHERE key NOT IN (SELECT workload_key FROM records);"
                    "DELETE FROM targets WHERE hash NOT IN (SELECT target_hash FROM records);");
     tx.commit();
     return removed;

@@ -6,11 +6,13 @@
 // kept as strings, byte for byte: their hashes are the keys, and a re-serialised object could
 // print differently. Format:
 //   {"format": "tessera-tuning-records", "version": 1,
-//    "workloads": [{"key", "description", "canonical" (string or null)}],
+//    "workloads": [{"key", "description", "canonical" (string or null), "op" (string, optional)}],
 //    "targets":   [{"hash", "name", "chip", "json" (string or null)}],
 //    "records":   [{"id", "workload", "target", "schedule" (object), "cycles" | "seconds",
 //                   "repetitions", "samples" (array, host), "compiler_version", "seed",
-//                   "tuner_options" (object), "created_at"}]}
+//                   "tuner_options" (object), "created_at", "program_hash" (string, optional),
+//                   "details" (object, optional)}]}
+// The optional fields came with schema 3; documents written before it import unchanged.
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -94,10 +96,13 @@ std::string TuningDatabase::export_json(const RecordFilter &filter) const {
     doc["records"] = json::array();
     std::set<std::string> workloads, targets;
     for (const TuningRecord &r : records) {
-        if (workloads.insert(r.workload_key).second)
-            doc["workloads"].push_back({{"key", r.workload_key},
-                                        {"description", r.workload_description},
-                                        {"canonical", optional_string(workload_canonical_form(r.workload_key))}});
+        if (workloads.insert(r.workload_key).second) {
+            json w = {{"key", r.workload_key},
+                      {"description", r.workload_description},
+                      {"canonical", optional_string(workload_canonical_form(r.workload_key))}};
+            if (!r.op_words.empty()) w["op"] = r.op_words;
+            doc["workloads"].push_back(std::move(w));
+        }
         if (targets.insert(r.target_hash).second) {
             Statement s(impl_->db, "SELECT chip, json FROM targets WHERE hash = ?");
             s.bind(1, r.target_hash);
@@ -121,9 +126,17 @@ std::string TuningDatabase::export_json(const RecordFilter &filter) const {
             rec["seconds"] = r.measurement.seconds;
             rec["samples"] = r.measurement.samples;
         }
+        if (!r.program_hash.empty()) rec["program_hash"] = r.program_hash;
+        if (r.details != "{}") rec["details"] = json::parse(r.details);
         doc["records"].push_back(std::move(rec));
     }
-    return doc.dump(2) + "\n";
+    try {
+        return doc.dump(2) + "\n";
+    } catch (const json::type_error &) {
+        // Only text that is not UTF-8 fails to print; add() never stores such text.
+        throw Error("tuning database " + path() + ": cannot export it: a stored text is not valid UTF-8 (the file "
+                    "was damaged or edited by hand)");
+    }
 }
 
 std::string TuningDatabase::export_csv(const RecordFilter &filter) const {
@@ -165,7 +178,9 @@ ImportSummary TuningDatabase::import_json(const std::string &json_text, const st
         if (canonical && fnv1a_hex(*canonical) != key)
             throw Error(origin + ": " + path + ".key " + key + " is not the hash of its canonical form (" +
                         fnv1a_hex(*canonical) + "); the document was edited or damaged");
-        internal::store_workload_row(impl_->db, key, canonical, in.string(workloads[i], path, "description"));
+        std::optional<std::string> op;
+        if (workloads[i].contains("op")) op = in.string(workloads[i], path, "op");
+        internal::store_workload_row(impl_->db, key, canonical, in.string(workloads[i], path, "description"), op);
         workload_keys.insert(key);
     }
     const json &targets = in.array(doc, "document", "targets");
@@ -245,6 +260,12 @@ ImportSummary TuningDatabase::import_json(const std::string &json_text, const st
         const std::string options_text = options.dump();
         const std::string version = in.string(r, path, "compiler_version");
         const std::string created_at = in.string(r, path, "created_at");
+        std::optional<std::string> program_hash, details;
+        if (r.contains("program_hash")) program_hash = in.string(r, path, "program_hash");
+        if (r.contains("details")) {
+            if (!r["details"].is_object()) in.fail(path + ".details", "an object");
+            details = r["details"].dump();
+        }
         const std::optional<std::string> samples_text =
             m.samples.empty() ? std::nullopt : std::optional<std::string>(json(m.samples).dump());
 
@@ -262,7 +283,7 @@ ImportSummary TuningDatabase::import_json(const std::string &json_text, const st
             continue;
         }
         internal::insert_record(impl_->db, workload, target, schedule_text, m, version, seed.get<uint64_t>(),
-                                options_text, created_at);
+                                options_text, created_at, program_hash, details);
         ++summary.added;
     }
     tx.commit();

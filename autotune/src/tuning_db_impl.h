@@ -46,7 +46,7 @@ FilterClause filter_clause(const RecordFilter &f);
 /// Stores a workload row unless present (filling in a missing canonical form); throws on a key
 /// stored for another canonical form.
 void store_workload_row(SqliteConnection &db, const std::string &key, const std::optional<std::string> &canonical,
-                        const std::string &description);
+                        const std::string &description, const std::optional<std::string> &op);
 /// Stores a target row unless present (filling in a missing description); throws on a hash
 /// stored for another description.
 void store_target_row(SqliteConnection &db, const std::string &hash, const std::string &name, bool chip,
@@ -55,7 +55,8 @@ void store_target_row(SqliteConnection &db, const std::string &hash, const std::
 /// `created_at` empty: now.
 int64_t insert_record(SqliteConnection &db, const std::string &workload_key, const std::string &target_hash,
                       const std::string &schedule_json, const Measurement &m, const std::string &version,
-                      uint64_t seed, const std::string &options, const std::optional<std::string> &created_at);
+                      uint64_t seed, const std::string &options, const std::optional<std::string> &created_at,
+                      const std::optional<std::string> &program_hash, const std::optional<std::string> &details);
 
 } // namespace internal
 

@@ -13,6 +13,19 @@
 //   Migrating 1 -> 2 moves the names, descriptions and hashes into the new tables and leaves
 //   what schema 1 never had as NULL: a migrated target has no JSON (replay refuses it and says
 //   why), a migrated workload no canonical form (no collision check), a host record no samples.
+// Schema 3 — what `tessera db replay` and sweeps need:
+//   * workloads.op: the operator-library words that rebuild the workload ("matmul K=64 M=64
+//     N=64 dtype=int8"); replay rebuilds the pipeline from them. NULL for workloads built in C++.
+//   * records.program_hash: FNV-1a of a chip program's binary encoding, so replay can tell a
+//     changed code generator (different bytes) from a changed simulator (same bytes, other
+//     cycles). NULL for host records and for chip records stored without one.
+//   * records.details: a JSON object of further figures of the measurement (chips: MACs, the
+//     roofline bound and peak from chipsim's report, which `tessera plot` draws). NULL: none.
+//   * sweep_points: the points of `tessera sweep` that are complete, keyed by a hash of the
+//     point (op words, target hash, tuner options), so a rerun skips them. A chip point's
+//     record and its completion are one transaction: a killed sweep never leaves a record
+//     without its mark (which would be measured again, a duplicate) or a mark without a record.
+//   Migrating 2 -> 3 adds the columns as NULL and the empty table.
 //
 // Foreign keys are not enforced (PRAGMA foreign_keys stays off, SQLite's default): the
 // REFERENCES clauses document the layout; add(), import and gc keep it consistent inside their
@@ -80,11 +93,26 @@ std::string records_v2(const std::string &name) {
 
 const char *const kRecordsIndexV2 = "CREATE INDEX records_by_workload_target ON records(workload_key, target_hash);";
 
-void create_v2(SqliteConnection &db) {
+/// What schema 3 adds to schema 2.
+const char *const kAdditionsV3 = R"sql(
+ALTER TABLE workloads ADD COLUMN op TEXT;
+ALTER TABLE records ADD COLUMN program_hash TEXT;
+ALTER TABLE records ADD COLUMN details TEXT;
+CREATE TABLE sweep_points(
+  key TEXT PRIMARY KEY,
+  description TEXT NOT NULL,
+  record_id INTEGER,
+  completed_at TEXT NOT NULL);
+)sql";
+
+void create_v3(SqliteConnection &db) {
     db.exec(kWorkloadsAndTargetsV2);
     db.exec(records_v2("records"));
     db.exec(kRecordsIndexV2);
+    db.exec(kAdditionsV3);
 }
+
+void migrate_2_to_3(SqliteConnection &db) { db.exec(kAdditionsV3); }
 
 void migrate_1_to_2(SqliteConnection &db) {
     db.exec(kWorkloadsAndTargetsV2);
@@ -170,9 +198,10 @@ int prepare_tuning_schema(SqliteConnection &db, bool read_only) {
         if (!tables.empty())
             throw Error("tuning database " + path + " is an SQLite database of something else (tables " +
                         joined(tables) + ", no tuning schema); give another --db file");
-        create_v2(db);
-    } else if (v == 1) {
-        migrate_1_to_2(db);
+        create_v3(db);
+    } else {
+        if (v == 1) migrate_1_to_2(db);
+        if (v <= 2) migrate_2_to_3(db);
     }
     if (v != current) db.exec("PRAGMA user_version = " + std::to_string(current));
     tx.commit();

@@ -9,6 +9,7 @@
 #include "codegen_llvm.h"
 #include "llvm_compile.h"
 #include "tessera/codegen/aot.h"
+#include "tessera/realize.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/error.h"
 #include "tessera/lower.h"
@@ -77,7 +78,10 @@ LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, cons
                                 const CpuOptions &options) {
     if (target.kind() != Target::Kind::Host)
         throw Error("compile_to_library: target '" + target.name() + "' is not the host; use Target::host()");
-    return compile_to_library(kernel_source(lower(p, target, output_shapes), name), dir, options);
+    const internal::ChosenSchedule chosen(p, output_shapes, target);
+    LibraryFiles files = compile_to_library(kernel_source(lower(p, target, output_shapes), name), dir, options);
+    if (!chosen.description().empty()) files.schedule = chosen.description();
+    return files;
 }
 
 } // namespace tessera

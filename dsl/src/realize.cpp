@@ -17,6 +17,7 @@ namespace {
 struct Registry {
     std::mutex mutex;
     std::map<Target::Kind, RealizerFn> realizers;
+    ScheduleChooserFn chooser;
 };
 
 Registry &registry() {
@@ -86,6 +87,32 @@ bool has_realizer(Target::Kind kind) {
     return r.realizers.count(kind) != 0;
 }
 
+void register_schedule_chooser(ScheduleChooserFn fn) {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    r.chooser = std::move(fn);
+}
+
+ChosenSchedule::ChosenSchedule(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &shapes,
+                               const Target &target)
+    : pipeline_(pipeline) {
+    if (target.kind() != Target::Kind::Host && target.kind() != Target::Kind::Chip) return;
+    ScheduleChooserFn chooser;
+    {
+        Registry &r = registry();
+        std::lock_guard<std::mutex> lock(r.mutex);
+        chooser = r.chooser;
+    }
+    if (!chooser) return;
+    original_ = pipeline.schedule();
+    description_ = chooser(pipeline, shapes, target);
+}
+
+ChosenSchedule::~ChosenSchedule() {
+    // The caller's pipeline keeps its own schedule: a database record applies to one call.
+    if (!description_.empty()) pipeline_.set_schedule(original_);
+}
+
 } // namespace internal
 
 Binding::Binding(const Input &input, Buffer<> b) : name(input.name()), buffer(std::move(b)) {
@@ -133,6 +160,7 @@ std::vector<Buffer<>> Pipeline::realize(std::vector<std::vector<int64_t>> shapes
     if (!fn)
         throw Error("realize: no backend for target '" + target.name() + "' is linked into this program; link " +
                     internal::library_for(target.kind()) + " (or the umbrella target Tessera::tessera)");
+    const internal::ChosenSchedule chosen(*this, shapes, target);
     return fn(*this, shapes, bindings, target);
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "tessera/error.h"
 #include "tuning_db_test_util.h"
@@ -41,6 +42,46 @@ PRAGMA user_version = 1;
                       "', 1234, NULL, 1, '0.0.9', 42, '{}', '2024-01-02T03:04:05.000Z');"
                       "INSERT INTO records VALUES (9, '" + key + "', 'matmul 64x48x32', 'host', 'feedfacefeedface', '" +
                       schedule_json + "', NULL, 0.002, 5, '0.0.9', 43, '{\"budget\":8}', '2024-01-02T03:04:06.000Z');");
+}
+
+/// A database as schema 2 wrote it (workloads and targets in tables of their own, no op words,
+/// program hashes or sweep points), with one chip record. Written here for the same reason.
+void write_schema_v2(const std::string &path, const Workload &w, const TargetIdentity &t, const std::string &schedule_json) {
+    raw_sql(path, R"sql(
+CREATE TABLE workloads(key TEXT PRIMARY KEY, canonical TEXT, description TEXT NOT NULL);
+CREATE TABLE targets(hash TEXT PRIMARY KEY, name TEXT NOT NULL, chip INTEGER NOT NULL, json TEXT);
+CREATE TABLE records(
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  workload_key TEXT NOT NULL REFERENCES workloads(key),
+  target_hash TEXT NOT NULL REFERENCES targets(hash),
+  schedule TEXT NOT NULL,
+  cycles INTEGER,
+  seconds REAL,
+  repetitions INTEGER NOT NULL,
+  samples TEXT,
+  compiler_version TEXT NOT NULL,
+  seed INTEGER NOT NULL,
+  tuner_options TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  CHECK ((cycles IS NULL) <> (seconds IS NULL)));
+CREATE INDEX records_by_workload_target ON records(workload_key, target_hash);
+PRAGMA user_version = 2;
+)sql");
+    sqlite3 *db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_stmt *s = nullptr;
+    auto run = [&](const char *sql, std::vector<std::string> values) {
+        ASSERT_EQ(sqlite3_prepare_v2(db, sql, -1, &s, nullptr), SQLITE_OK);
+        for (size_t i = 0; i < values.size(); ++i)
+            sqlite3_bind_text(s, int(i + 1), values[i].c_str(), -1, SQLITE_TRANSIENT);
+        ASSERT_EQ(sqlite3_step(s), SQLITE_DONE);
+        sqlite3_finalize(s);
+    };
+    run("INSERT INTO workloads VALUES (?, ?, ?)", {w.key(), w.canonical_form(), w.description()});
+    run("INSERT INTO targets VALUES (?, ?, 1, ?)", {t.hash, t.name, t.json});
+    run("INSERT INTO records VALUES (4, ?, ?, ?, 777, NULL, 1, NULL, '0.0.9', 3, '{}', '2025-01-02T03:04:05.000Z')",
+        {w.key(), t.hash, schedule_json});
+    sqlite3_close(db);
 }
 
 class TuningDbSchema : public TuningDbTest {
@@ -85,6 +126,44 @@ TEST_F(TuningDbSchema, ASchemaOneDatabaseIsMigratedAndKeepsItsRecords) {
     TuningDatabase again(path_, {.read_only = true});
     EXPECT_EQ(again.opened_schema_version(), TuningDatabase::kSchemaVersion);
     EXPECT_EQ(again.size(), 3);
+}
+
+TEST_F(TuningDbSchema, ASchemaTwoDatabaseIsMigratedToThreeAndKeepsItsRecords) {
+    const Schedule canonical = w_.to_canonical(tiled(c_, 8));
+    write_schema_v2(path_, w_, tsp_, canonical.to_json(-1));
+    EXPECT_THAT(error_of([&] { TuningDatabase(path_, {.read_only = true}); }),
+                HasSubstr("older schema 2; open it writable once"));
+    {
+        TuningDatabase db(path_);
+        EXPECT_EQ(db.opened_schema_version(), 2);
+        const TuningRecord r = db.get(4);
+        EXPECT_EQ(r.measurement.cycles, 777);
+        EXPECT_EQ(r.schedule, canonical);
+        EXPECT_EQ(r.compiler_version, "0.0.9");
+        // Schema 2 knew no op words, program hash or details.
+        EXPECT_EQ(r.op_words, "");
+        EXPECT_EQ(r.program_hash, "");
+        EXPECT_EQ(r.details, "{}");
+        EXPECT_EQ(db.sweep_point("any"), std::nullopt);
+        // What schema 3 adds is stored from now on, and a workload learns its op words.
+        MeasuredSchedule m = measured(tiled(c_, 4), 700);
+        m.op_words = "matmul K=32 M=64 N=48 dtype=fp32";
+        m.program_hash = "0123456789abcdef";
+        m.details = R"({"macs": 98304})";
+        const int64_t id = db.add_sweep_point("point-1", "a point", w_, tsp_, m);
+        EXPECT_GT(id, 4);
+        const TuningRecord added = db.get(id);
+        EXPECT_EQ(added.program_hash, "0123456789abcdef");
+        EXPECT_EQ(nlohmann::json::parse(added.details)["macs"], 98304);
+        EXPECT_EQ(db.get(4).op_words, "matmul K=32 M=64 N=48 dtype=fp32");
+        EXPECT_EQ(db.sweep_point("point-1"), id);
+        // Completing it again stores nothing.
+        EXPECT_EQ(db.add_sweep_point("point-1", "a point", w_, tsp_, measured(tiled(c_, 2), 10)), id);
+        EXPECT_EQ(db.size(), 2);
+    }
+    TuningDatabase again(path_, {.read_only = true});
+    EXPECT_EQ(again.opened_schema_version(), 3);
+    EXPECT_EQ(again.best(w_, tsp_)->measurement.cycles, 700);
 }
 
 TEST_F(TuningDbSchema, ANewerSchemaIsRefusedUntouched) {

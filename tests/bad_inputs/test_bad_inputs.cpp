@@ -17,8 +17,12 @@
 //   {"target": "tsp-mini", "patch": [JSON Patch ops]}   a built-in target file, patched
 //   {"repeat": TEXT, "times": N, "then": TEXT, "then_times": M}   TEXT N times, then `then` M
 //                                                       times (default 1)
+//   {"sqlite": [SQL lines]}                             an SQLite file made by running the SQL
+//                                                       (tuning databases of any schema, damaged
+//                                                       records, other applications' files)
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -124,6 +128,27 @@ std::string file_bytes(const json &f) {
         for (int i = 0; i < f.value("then_times", 1); ++i) out += f.value("then", "");
         return out;
     }
+    if (f.contains("sqlite")) {
+        std::string sql;
+        for (const json &line : f["sqlite"]) sql += line.get<std::string>() + "\n";
+        std::string path = (fs::temp_directory_path() / "tessera-bad-input-db-XXXXXX").string();
+        const int fd = mkstemp(path.data());
+        if (fd < 0) {
+            ADD_FAILURE() << "cannot make a temporary file";
+            return "";
+        }
+        close(fd);
+        fs::remove(path); // SQLite creates it
+        sqlite3 *db = nullptr;
+        char *error = nullptr;
+        if (sqlite3_open(path.c_str(), &db) != SQLITE_OK || sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error) != SQLITE_OK)
+            ADD_FAILURE() << "the SQL of a case does not run: " << (error ? error : sqlite3_errmsg(db)) << "\n" << sql;
+        sqlite3_free(error);
+        sqlite3_close(db);
+        std::string bytes = read_text(path);
+        fs::remove(path);
+        return bytes;
+    }
     ADD_FAILURE() << "unknown file spec " << f.dump();
     return "";
 }
@@ -193,7 +218,8 @@ TEST(BadInputTable, HasAtLeastFifteenCasesPerReaderAndSubcommand) {
         per_reader[c["reader"].get<std::string>()]++;
         EXPECT_TRUE(names.insert(c["name"].get<std::string>()).second) << c["name"] << " is in the table twice";
     }
-    for (const char *reader : {"assembly", "binary", "target", "schedule", "npy", "cli targets", "cli sim", "cli run", "cli lower", "cli tune", "cli db", "cli import", "cli run-model"})
+    for (const char *reader : {"assembly", "binary", "target", "schedule", "npy", "cli targets", "cli sim", "cli run", "cli lower", "cli tune", "cli db",
+                               "cli import", "cli run-model", "cli sweep", "cli plot", "cli db replay"})
         EXPECT_GE(per_reader[reader], 15) << reader;
     EXPECT_GE(names.size(), 200u);
 }

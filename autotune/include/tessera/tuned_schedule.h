@@ -2,13 +2,21 @@
 // Reusing tuned schedules: a later compile of a tuned workload takes the best record for its
 // target from the tuning database.
 //
-// dsl cannot depend on autotune (DESIGN.md §2), so realize() does not open databases itself.
-// The hook is this function, called before realize or compile_to_library — by the CLI, by
-// library builds and by user code — with the database from --db or TESSERA_TUNING_DB:
+// dsl and codegen cannot depend on autotune (DESIGN.md §2), so realize() and
+// compile_to_library() do not open databases themselves: they call the schedule chooser hook
+// of realize.h, which this library registers when it is loaded (tessera/tessera.h makes sure it
+// is). With a database — set_tuning_database(path), or else the environment variable
+// TESSERA_TUNING_DB — each realize on a host or chip target and each fixed-shape
+// compile_to_library uses the best record for its workload and target for that call only (the
+// pipeline keeps its own schedule), else the pipeline's schedule (the library schedule its
+// builder recorded). last_schedule_choice() and LibraryFiles::schedule say which was used:
 //
-//     ScheduleChoice used = apply_best_schedule(p, {{M, N}}, target, db);
-//     auto out = p.realize({{M, N}}, bindings, target);
-//     std::cout << "schedule: " << used.to_string() << "\n";   // "tuned record #12 (...)"
+//     set_tuning_database("tuning.db");
+//     auto out = p.realize({{M, N}}, bindings, Target::named("tsp-mini"));
+//     std::cout << last_schedule_choice().to_string() << "\n";   // "tuned record #12 (...)"
+//
+// apply_best_schedule() does the same explicitly (the CLI's `run --db`), changing the
+// pipeline's schedule.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,5 +45,22 @@ struct ScheduleChoice {
 /// pipeline's schedule is then unchanged), and for targets nothing is tuned for.
 ScheduleChoice apply_best_schedule(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes,
                                    const Target &target, const TuningDatabase *db);
+
+/// The tuning database realize() and compile_to_library() consult from now on, in every thread;
+/// "" goes back to TESSERA_TUNING_DB (unset or empty: none). The file is opened read-only at
+/// each call, so records a tuner adds meanwhile are seen.
+void set_tuning_database(const std::string &path);
+
+/// What the latest realize (host or chip target) or fixed-shape compile_to_library on this
+/// thread used: a tuned record, or the library schedule when no database or no record for the
+/// workload and target was found.
+ScheduleChoice last_schedule_choice();
+
+namespace internal {
+/// Defined beside the chooser's registration; referenced below so that every program including
+/// this header loads libtessera_autotune, and its chooser is registered (see backends.h).
+int link_schedule_chooser();
+[[maybe_unused]] inline const int schedule_chooser_linked = link_schedule_chooser();
+} // namespace internal
 
 } // namespace tessera

@@ -82,6 +82,12 @@ struct TuningRecord {
     uint64_t seed = 0;
     std::string tuner_options = "{}"; ///< A JSON object, as the tuner wrote it.
     std::string created_at;           ///< UTC, ISO 8601, set when stored.
+    /// The operator-library words that rebuild the workload ("matmul K=64 M=64 N=64
+    /// dtype=int8"); empty when it was built in C++ (replay then needs them some other way).
+    std::string op_words;
+    /// Chips: FNV-1a (16 hex digits) of the program's binary encoding; empty when unknown.
+    std::string program_hash;
+    std::string details = "{}";       ///< A JSON object of further figures (see MeasuredSchedule).
 };
 
 /// What a tuner hands to the database for one measured candidate.
@@ -90,6 +96,15 @@ struct MeasuredSchedule {
     Measurement measurement;
     uint64_t seed = 0;
     std::string tuner_options = "{}"; ///< Must be a JSON object.
+    /// The operator-library words that rebuild the workload, when it came from the registry
+    /// (ops::OpInstance::description()); kept with the workload for `tessera db replay`.
+    std::string op_words;
+    /// Chips: chip_program_hash() of the measured program (replay compares it).
+    std::string program_hash;
+    /// A JSON object of further figures: on chips "macs", "roofline_cycles",
+    /// "roofline_limiter", "peak_macs_per_cycle", "bytes" (per memory level), "dram_bytes" and
+    /// "dram_bytes_per_cycle" from chipsim's report and target (what plots draw).
+    std::string details = "{}";
 };
 
 /// Which records a query or an export covers; empty fields match everything.
@@ -117,7 +132,7 @@ struct TuningDatabaseOptions {
 class TuningDatabase {
 public:
     /// The schema this build writes (SQLite user_version).
-    static constexpr int kSchemaVersion = 2;
+    static constexpr int kSchemaVersion = 3;
 
     using Options = TuningDatabaseOptions;
 
@@ -168,6 +183,23 @@ public:
     std::optional<TargetIdentity> target(const std::string &hash) const;
     /// The stored canonical form of a workload by key (empty for schema 1 records).
     std::optional<std::string> workload_canonical_form(const std::string &key) const;
+
+    /// Stores the operator-library words that rebuild `workload` ("matmul K=64 M=64 N=64
+    /// dtype=int8"), so that its records can be replayed (tessera db replay) — for records a
+    /// tuner stored through add() without them, e.g. `tessera tune`. Keeps words already stored.
+    void record_op_words(const Workload &workload, const std::string &op_words);
+
+    /// The record stored for a completed sweep point (see sweep.h), 0 when the point completed
+    /// without a record of its own, nothing when it is not complete.
+    std::optional<int64_t> sweep_point(const std::string &point_key) const;
+    /// Stores `measured` and marks the sweep point complete in one transaction, so a process
+    /// killed at any moment leaves both or neither. When the point is already complete (another
+    /// process finished it first) nothing is stored and its existing record id is returned.
+    int64_t add_sweep_point(const std::string &point_key, const std::string &description, const Workload &workload,
+                            const TargetIdentity &target, const MeasuredSchedule &measured);
+    /// Marks a sweep point complete whose records were stored already (a tuner adds them one
+    /// by one), naming its best record (0: none). Does nothing when it is complete.
+    void mark_sweep_point(const std::string &point_key, const std::string &description, int64_t record_id);
 
     /// Keeps the `keep` best records of each (workload, target) and deletes the rest, with the
     /// workloads and targets no record refers to any more; returns how many records went.

@@ -29,6 +29,36 @@ bool has_realizer(Target::Kind kind);
 /// naming the Func otherwise.
 void check_realize_request(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes);
 
+/// Chooses the schedule a realize or compile_to_library uses on a host or chip target: may set
+/// another schedule on `pipeline` (the tuning database's best record for it) and returns what
+/// it used for reports ("tuned record #12 (137 cycles)"), or "" when it left the schedule
+/// alone. The DSL and the backends cannot depend on the autotuner that owns the database, so
+/// the autotuner registers this hook (tuned_schedule.h).
+using ScheduleChooserFn = std::function<std::string(const Pipeline &pipeline,
+                                                    const std::vector<std::vector<int64_t>> &shapes,
+                                                    const Target &target)>;
+
+/// Makes `fn` the schedule chooser, replacing any earlier one. Thread-safe.
+void register_schedule_chooser(ScheduleChooserFn fn);
+
+/// Runs the chooser on `pipeline` for a host or chip target, returning its description ("" for
+/// other targets, without a chooser, or when it kept the schedule). While the returned guard
+/// lives the chosen schedule stays on the pipeline; the guard restores the caller's schedule.
+class ChosenSchedule {
+public:
+    ChosenSchedule(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &shapes, const Target &target);
+    ~ChosenSchedule();
+    ChosenSchedule(const ChosenSchedule &) = delete;
+    ChosenSchedule &operator=(const ChosenSchedule &) = delete;
+    /// "" when the pipeline's own schedule is used.
+    const std::string &description() const { return description_; }
+
+private:
+    Pipeline pipeline_;
+    Schedule original_;
+    std::string description_;
+};
+
 /// Registers a realizer from a static initializer of a backend library:
 /// `static const RealizerRegistration reg(Target::Kind::Host, realize_on_host);`
 struct RealizerRegistration {

@@ -24,6 +24,9 @@ namespace tessera {
 struct LibraryFiles {
     std::string library; ///< <dir>/lib<name>.a
     std::string header;  ///< <dir>/<name>.h
+    /// Which schedule was compiled: "the pipeline's schedule", or the tuning database's record
+    /// that replaced it for this compile (fixed shapes only: tuned_schedule.h).
+    std::string schedule = "the pipeline's schedule";
 };
 
 /// Lowers `p` with its schedule and writes lib<name>.a and <name>.h into `dir` (created if
@@ -35,7 +38,8 @@ LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, cons
                                 const Target &target = Target::host(), const CpuOptions &options = {});
 
 /// As above for outputs of fixed shapes: extents become constants (faster code), and the
-/// kernel rejects other shapes.
+/// kernel rejects other shapes. With a tuning database (tuned_schedule.h) the best record for
+/// the workload replaces the pipeline's schedule for this compile; `schedule` says which.
 LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, const std::string &dir,
                                 const std::vector<std::vector<int64_t>> &output_shapes,
                                 const Target &target = Target::host(), const CpuOptions &options = {});
