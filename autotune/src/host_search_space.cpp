@@ -1,6 +1,7 @@
 // The host search space (host_search_space.h).
 #include "host_search_space.h"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
@@ -75,8 +76,14 @@ HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes, const std:
             }
             const bool tiled = !sp.rvars.empty() && sp.pure.size() >= 2;
             if (sp.pure.size() >= 2) sp.parallel = add_knob(prefix + "parallel", tiled ? std::vector<std::string>{"off", "tiles", "strips"} : std::vector<std::string>{"off", "on"});
-            sp.vector = add_knob(prefix + "vector", tiled ? std::vector<std::string>{"off", "1x", "2x", "3x"} : std::vector<std::string>{"off", "1x", "2x"});
+            if (!tiled) sp.vector = add_knob(prefix + "vector", {"off", "1x", "2x"});
             if (tiled) {
+                // The tile's columns, in elements: half a vector (a row that a whole vector does
+                // not divide, as 56 pixels with 16 lanes), or 1-3 whole vectors.
+                std::vector<std::string> widths = {"off"};
+                for (int w : {lanes / 2, lanes, 2 * lanes, 3 * lanes})
+                    if (w >= 4) widths.push_back(std::to_string(w));
+                sp.vector = add_knob(prefix + "vector", widths);
                 const int64_t x_extent = sp.extents.back(), y_extent = sp.extents[sp.extents.size() - 2];
                 // Register tiles: rows of accumulators (and planes of them), each 1-3 vectors.
                 std::vector<std::string> rows;
@@ -100,6 +107,9 @@ HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes, const std:
                     sp.strip = add_knob(prefix + "strip", strips);
                 }
                 sp.order = add_knob(prefix + "order", {"rows-outer", "columns-outer"});
+                // The reduction loops innermost-first as declared (a conv's input channels inside
+                // its taps), or reversed (the taps inside, each channel's window reused).
+                if (sp.rvars.size() >= 2) sp.reduction_order = add_knob(prefix + "reduction-order", {"declared", "reversed"});
                 if (sp.kblock >= 0 || sp.strip >= 0) sp.pack = add_knob(prefix + "pack", {"off", "on"});
             }
             stages_.push_back(sp);
@@ -169,7 +179,7 @@ void HostSearchSpace::apply_reduction(const Candidate &c, const StagePlan &sp, c
     // [outer pure loops] [column strips] [reduction block] (z_o y_o | x_o) [reduction] z_i y_i x_i:
     // z_i and y_i unrolled and x_i 1-3 vectors, so planes x rows x vectors accumulators stay in
     // registers while the reduction runs inside them.
-    const int vectors = value(c, sp.vector), width = vectors * lanes_;
+    const int width = int(number(c, sp.vector));
     const int64_t rows = std::max<int64_t>(1, number(c, sp.rows)), planes = std::max<int64_t>(1, number(c, sp.planes));
     const size_t n = sp.pure.size();
     const std::string x = sp.pure[n - 1], y = sp.pure[n - 2], z = sp.planes >= 0 ? sp.pure[n - 3] : "";
@@ -205,6 +215,7 @@ void HostSearchSpace::apply_reduction(const Candidate &c, const StagePlan &sp, c
         st.split(VarOrRVar(r), VarOrRVar(block), VarOrRVar(r + "_i"), int(kblock));
         rvars.front() = r + "_i";
     }
+    if (value(c, sp.reduction_order) == 1) std::reverse(rvars.begin(), rvars.end());
     if (!x_strip.empty()) order.push_back(VarOrRVar(x_strip));
     if (!block.empty()) order.push_back(VarOrRVar(block));
     std::vector<std::string> tile_loops;
@@ -219,7 +230,8 @@ void HostSearchSpace::apply_reduction(const Candidate &c, const StagePlan &sp, c
     if (!y_inner.empty()) order.push_back(VarOrRVar(y_inner));
     order.push_back(VarOrRVar(x_inner));
     st.reorder(order);
-    if (width > 0) st.vectorize(VarOrRVar(x_inner), lanes_).unroll(VarOrRVar(x_inner)); // the vectors of the tile
+    if (width > lanes_) st.vectorize(VarOrRVar(x_inner), lanes_).unroll(VarOrRVar(x_inner)); // the vectors of the tile
+    else if (width > 0) st.vectorize(VarOrRVar(x_inner));
     if (!y_inner.empty()) st.unroll(VarOrRVar(y_inner));
     if (!z_inner.empty()) st.unroll(VarOrRVar(z_inner));
     const int parallel = value(c, sp.parallel);

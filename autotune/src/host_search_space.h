@@ -4,7 +4,8 @@
 // root its parallel loop and its vector width. A reduction over a 2-D or larger output (matmul,
 // conv) gets tiles at each level of the memory hierarchy, as a BLIS-style kernel has them:
 //  - registers: a tile of unrolled rows (and, with 3+ dimensions, unrolled planes: a conv's
-//    output channels) x 1-3 vectors of columns, with the reduction inside it;
+//    output channels) x half a vector or 1-3 vectors of columns, with the reduction inside it,
+//    its loops in the declared order or reversed;
 //  - L1: a block of the innermost reduction loop outside the tile loops;
 //  - L2: strips of columns outside the reduction block;
 // the order of the row and column tile loops, which loop runs in parallel (row tiles or
@@ -54,7 +55,7 @@ private:
         std::vector<int64_t> extents;   ///< of the pure loops, 0 when unknown
         int64_t first_rvar_extent = 0;  ///< 0 when unknown
         ///< knob indices, -1: none
-        int parallel = -1, vector = -1, rows = -1, planes = -1, kblock = -1, strip = -1, order = -1, pack = -1;
+        int parallel = -1, vector = -1, rows = -1, planes = -1, kblock = -1, strip = -1, order = -1, reduction_order = -1, pack = -1;
     };
     struct FuncPlan {
         std::string name;
