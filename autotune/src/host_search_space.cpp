@@ -75,7 +75,8 @@ HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes, const std:
                 continue;
             }
             const bool tiled = !sp.rvars.empty() && sp.pure.size() >= 2;
-            if (sp.pure.size() >= 2) sp.parallel = add_knob(prefix + "parallel", tiled ? std::vector<std::string>{"off", "tiles", "strips"} : std::vector<std::string>{"off", "on"});
+            // A 1-D stage may run in parallel too: a row-wise reduction's rows (softmax, norms).
+            sp.parallel = add_knob(prefix + "parallel", tiled ? std::vector<std::string>{"off", "tiles", "strips"} : std::vector<std::string>{"off", "on"});
             if (!tiled) sp.vector = add_knob(prefix + "vector", {"off", "1x", "2x"});
             if (tiled) {
                 // The tile's columns, in elements: half a vector (a row that a whole vector does
