@@ -385,10 +385,28 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
                 compiled.push_back({batch[i], *kernels[i], {}, sampled[i]});
             }
             // Interleaved repetitions: a slow spell of the machine falls on every candidate alike.
+            // A candidate whose warm-up is already 4x slower than the best so far (or than the
+            // batch's fastest warm-up) is not repeated; its warm-up is its one sample: a random
+            // candidate of a large problem can run for seconds, and repeating it would tell the
+            // search nothing new.
             outputs.resize(compiled.size());
-            for (size_t k = 0; k < compiled.size(); ++k) outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs); // warm-up
+            std::vector<double> warm_up(compiled.size());
+            for (size_t k = 0; k < compiled.size(); ++k) {
+                const auto t0 = Clock::now();
+                outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs);
+                warm_up[k] = std::chrono::duration<double>(Clock::now() - t0).count();
+            }
+            double reference = compiled.empty() ? 0 : *std::min_element(warm_up.begin(), warm_up.end());
+            if (result.best_seconds > 0) reference = std::min(reference, result.best_seconds);
+            std::vector<bool> repeat(compiled.size(), true);
+            for (size_t k = 0; k < compiled.size(); ++k)
+                if (warm_up[k] > 4 * reference) {
+                    repeat[k] = false;
+                    compiled[k].samples.push_back(warm_up[k]);
+                }
             for (int r = 0; r < options.repetitions; ++r)
                 for (size_t k = 0; k < compiled.size(); ++k) {
+                    if (!repeat[k]) continue;
                     const auto t0 = Clock::now();
                     outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs);
                     compiled[k].samples.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
