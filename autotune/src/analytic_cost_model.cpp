@@ -92,8 +92,9 @@ AnalyticEstimate estimate_host_seconds(const LoopNestSummary &nest, const HostMa
         // L1 serves the register tile's loads (the issue term above) at its own bandwidth.
         const double from_l1 = tiles * loads * m.lanes * 4.0, into_l1 = traffic_into(s, double(m.l1_bytes)),
                      into_l2 = traffic_into(s, double(m.l2_bytes));
+        const double into_l3 = traffic_into(s, double(m.l3_bytes));
         const double core_memory = std::max(from_l1 / m.l1_bandwidth, into_l1 / m.l2_bandwidth);
-        const double shared_memory = into_l2 / m.memory_bandwidth;
+        const double shared_memory = std::max(into_l2 / m.l3_bandwidth, into_l3 / m.memory_bandwidth);
         e.seconds += std::max({compute / speedup, core_memory / speedup, shared_memory});
         e.flops += flops;
         e.compute_seconds += compute;

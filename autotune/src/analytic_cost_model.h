@@ -8,7 +8,8 @@
 //  - traffic at each cache level: for each access the elements it touches inside each loop,
 //    summed over the accesses of the store; the outermost loop whose working set fits a cache
 //    is where reuse ends, so the accesses' footprints there times the trips of the loops
-//    outside it cross into that cache (L1 from L2, L2 from beyond), at the measured bandwidths;
+//    outside it cross into that cache (L1 from L2, L2 from L3, L3 from memory), at the
+//    measured bandwidths;
 // divided by the parallel loop's speed-up (its extent balanced over the cores; the bandwidth
 // past L2 is shared and is not). A ranking device, not a simulator: the learned model
 // (learned_cost_model.h) corrects what it misses.

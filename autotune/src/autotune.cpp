@@ -395,6 +395,12 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
                 const auto t0 = Clock::now();
                 outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs);
                 warm_up[k] = std::chrono::duration<double>(Clock::now() - t0).count();
+                if (out_of_time()) { // the rest of the batch is left unmeasured
+                    compiled.resize(k + 1);
+                    outputs.resize(k + 1);
+                    warm_up.resize(k + 1);
+                    break;
+                }
             }
             double reference = compiled.empty() ? 0 : *std::min_element(warm_up.begin(), warm_up.end());
             if (result.best_seconds > 0) reference = std::min(reference, result.best_seconds);
@@ -404,7 +410,7 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
                     repeat[k] = false;
                     compiled[k].samples.push_back(warm_up[k]);
                 }
-            for (int r = 0; r < options.repetitions; ++r)
+            for (int r = 0; r < options.repetitions && (r == 0 || !out_of_time()); ++r)
                 for (size_t k = 0; k < compiled.size(); ++k) {
                     if (!repeat[k]) continue;
                     const auto t0 = Clock::now();

@@ -110,8 +110,8 @@ double measure_copy_bandwidth(int lanes, int64_t bytes, bool parallel) {
 
 std::string HostMachine::to_string() const {
     char s[256];
-    std::snprintf(s, sizeof s, "%d cores x %d lanes, %.3g flop/s/core, L1 %.3g B/s, L2 %.3g B/s, memory %.3g B/s (all cores)",
-                  cores, lanes, core_flops, l1_bandwidth, l2_bandwidth, memory_bandwidth);
+    std::snprintf(s, sizeof s, "%d cores x %d lanes, %.3g flop/s/core, L1 %.3g B/s, L2 %.3g B/s, L3 %.3g B/s, memory %.3g B/s (all cores)",
+                  cores, lanes, core_flops, l1_bandwidth, l2_bandwidth, l3_bandwidth, memory_bandwidth);
     return s;
 }
 
@@ -130,6 +130,9 @@ const HostMachine &host_machine() {
         // Half of each cache for the copy's source and destination together.
         m.l1_bandwidth = measure_copy_bandwidth(m.lanes, m.l1_bytes / 4, false);
         m.l2_bandwidth = measure_copy_bandwidth(m.lanes, m.l2_bytes / 4, false);
+        // Past L2 within L3: a quarter of L3, at least 2 L2s, at most 16 MiB (the C library
+        // reports the whole L3 of a socket, of which one VM's cores may see a slice).
+        m.l3_bandwidth = measure_copy_bandwidth(m.lanes, std::clamp<int64_t>(m.l3_bytes / 4, 2 * m.l2_bytes, int64_t{16} << 20), true);
         // Past a private L2: 64 MiB each way, or four L2s where they are larger.
         m.memory_bandwidth = measure_copy_bandwidth(m.lanes, std::max<int64_t>(int64_t{64} << 20, 4 * m.l2_bytes), true);
         m.calibration_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -1,7 +1,7 @@
 #pragma once
 // The host CPU as the host cost model sees it: its cache sizes (from the C library) and its
 // peaks, measured once per process by small calibrated kernels compiled by the JIT itself — an
-// FMA-bound polynomial and copies whose working sets sit in L1, in L2 and beyond the caches.
+// register-tiled matmul and copies whose working sets sit in L1, in L2, in L3 and beyond.
 // Nothing here is a figure of a particular machine.
 #include <cstdint>
 #include <string>
@@ -16,6 +16,7 @@ struct HostMachine {
     double core_flops = 0;         ///< measured fp32 flops/s of one core (an FMA counts 2)
     double l1_bandwidth = 0;       ///< measured bytes/s read + written by one core, L1-resident
     double l2_bandwidth = 0;       ///< the same with an L2-resident working set
+    double l3_bandwidth = 0;       ///< every core together, a working set past L2 within L3
     double memory_bandwidth = 0;   ///< every core together, a working set past the caches
     double calibration_seconds = 0;
     /// "4.1e+10 flop/s/core, L1 1.2e+11 B/s, L2 5e+10 B/s, memory 1.6e+10 B/s (all cores)".

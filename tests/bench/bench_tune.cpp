@@ -122,22 +122,32 @@ double take_flag(int &argc, char **argv, const std::string &name, double fallbac
     return fallback;
 }
 
-/// Keeps every run's time per iteration (seconds), by benchmark name, and prints as usual.
+/// Keeps each benchmark's time per iteration (seconds), by name — every repetition's, or the
+/// median aggregate where only aggregates are reported — and prints as usual.
 class RecordingReporter : public benchmark::ConsoleReporter {
 public:
-    std::map<std::string, std::vector<double>> seconds;
+    std::map<std::string, std::vector<double>> seconds, medians;
     void ReportRuns(const std::vector<Run> &runs) override {
-        for (const Run &r : runs)
+        for (const Run &r : runs) {
             if (r.run_type == Run::RT_Iteration && r.iterations > 0)
                 seconds[r.run_name.function_name].push_back(r.real_accumulated_time / double(r.iterations));
+            if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
+                medians[r.run_name.function_name].push_back(r.GetAdjustedRealTime() / time_unit_multiplier(r.time_unit));
+        }
         ConsoleReporter::ReportRuns(runs);
     }
-};
+    double median_seconds(const std::string &name) {
+        if (!medians[name].empty()) return medians[name].back();
+        std::vector<double> v = seconds[name];
+        std::sort(v.begin(), v.end());
+        return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    }
 
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
+private:
+    static double time_unit_multiplier(benchmark::TimeUnit u) {
+        return u == benchmark::kSecond ? 1 : u == benchmark::kMillisecond ? 1e3 : u == benchmark::kMicrosecond ? 1e6 : 1e9;
+    }
+};
 
 } // namespace
 
@@ -202,9 +212,9 @@ int main(int argc, char **argv) {
     std::printf("\n%-12s %12s %10s %10s %10s %10s\n", "row", "tuned ms", "/library", "/blas|dnn", "/adams", "/mullapudi");
     for (const auto &[name, summary] : tuning) {
         (void)summary;
-        const double t = median_of(reporter.seconds[name + "/tuned"]);
+        const double t = reporter.median_seconds(name + "/tuned");
         auto ratio = [&](const std::string &impl) {
-            const double other = median_of(reporter.seconds[name + "/" + impl]);
+            const double other = reporter.median_seconds(name + "/" + impl);
             return t > 0 && other > 0 ? other / t : 0.0;
         };
         const std::string peer = name == "conv3x3" ? "onednn" : "openblas";
