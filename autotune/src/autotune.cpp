@@ -1,6 +1,7 @@
-// The autotuner's search (autotune.h): generate candidates from the host search space, compile
-// each with the JIT, time a batch of them with interleaved repetitions, check each against the
-// reference on a sample of points, and keep the fastest correct one.
+// The autotuner's search (autotune.h): generate candidates from the host search space, lower
+// and rank them by the cost models, compile the chosen ones with the JIT (in threads), time a
+// batch of them with interleaved repetitions, check each against the reference on a sample of
+// points, and keep the fastest correct one.
 #include "tessera/autotune.h"
 
 #include <algorithm>
@@ -10,9 +11,17 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <atomic>
 #include <set>
+#include <mutex>
+#include <thread>
 
+#include "analytic_cost_model.h"
+#include "host_machine.h"
 #include "host_search_space.h"
+#include "learned_cost_model.h"
+#include "loop_nest_features.h"
+#include "rank_statistics.h"
 #include "tessera/codegen/host_features.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/codegen/runtime.h"
@@ -26,8 +35,7 @@ namespace tessera {
 
 namespace {
 
-using internal::autotune::Candidate;
-using internal::autotune::HostSearchSpace;
+using namespace internal::autotune;
 using Clock = std::chrono::steady_clock;
 
 /// Random inputs for every Input of the pipeline (floats in [-1, 1), small integers).
@@ -72,12 +80,65 @@ double algorithm_flops(const Pipeline &p, const std::vector<std::vector<int64_t>
     return 2.0 * points * double(longest_reduction(p));
 }
 
-struct Compiled {
+/// A candidate lowered and seen by the models.
+struct Ranked {
     Candidate candidate;
     Schedule schedule;
+    LoweredModule module;
+    std::vector<float> features;
+    double analytic = 0;
+    double learned = 0; ///< 0: no learned prediction
+};
+
+struct Compiled {
+    const Ranked *ranked = nullptr;
     CompiledKernel kernel;
     std::vector<double> samples;
+    bool sampled = false;
 };
+
+/// Runs fn(0) ... fn(n - 1) on up to `threads` threads.
+void parallel_for(size_t n, int threads, const std::function<void(size_t)> &fn) {
+    const size_t workers = std::min<size_t>(n, size_t(std::max(1, threads)));
+    if (workers <= 1) {
+        for (size_t i = 0; i < n; ++i) fn(i);
+        return;
+    }
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    for (size_t w = 0; w < workers; ++w)
+        pool.emplace_back([&] {
+            for (size_t i; (i = next++) < n;) {
+                try {
+                    fn(i);
+                } catch (...) {
+                    std::lock_guard<std::mutex> lock(failure_mutex);
+                    if (!failure) failure = std::current_exception();
+                }
+            }
+        });
+    for (std::thread &t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+/// The bytes of every input and output, once.
+double boundary_bytes(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes) {
+    double bytes = 0;
+    for (const Input &in : p.inputs()) {
+        double n = in.type().bytes();
+        for (const Expr &d : in.shape()) n *= double(as_const_int(d).value_or(1));
+        bytes += n;
+    }
+    const std::vector<Func> outs = p.outputs();
+    for (size_t o = 0; o < shapes.size() && o < outs.size(); ++o) {
+        double n = outs[o].type().bytes();
+        for (int64_t d : shapes[o]) n *= double(d);
+        bytes += n;
+    }
+    return bytes;
+}
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
@@ -88,19 +149,40 @@ double median(std::vector<double> v) {
 
 std::string TuneResult::to_string() const {
     std::string s;
-    char line[512];
-    std::snprintf(line, sizeof line, "%6s  %12s  %12s  %s\n", "trial", "ms", "best ms", "candidate");
+    char line[1024];
+    std::snprintf(line, sizeof line, "%6s  %10s  %10s  %10s  %10s  %s\n", "trial", "ms", "best ms", "analytic", "learned", "candidate");
     s += line;
+    auto ms = [](double seconds) {
+        char b[32];
+        if (seconds > 0) std::snprintf(b, sizeof b, "%.4f", seconds * 1e3);
+        else std::snprintf(b, sizeof b, "-");
+        return std::string(b);
+    };
     for (const TuneTrial &t : history) {
-        std::snprintf(line, sizeof line, "%6d  %12.4f  %12.4f  %s\n", t.trial, t.seconds * 1e3, t.best_so_far * 1e3, t.candidate.c_str());
+        std::snprintf(line, sizeof line, "%6d  %10.4f  %10.4f  %10s  %10s  %s%s\n", t.trial, t.seconds * 1e3, t.best_so_far * 1e3,
+                      ms(t.predicted_analytic).c_str(), ms(t.predicted_learned).c_str(), t.sampled ? "(sampled) " : "", t.candidate.c_str());
         s += line;
     }
     std::snprintf(line, sizeof line,
                   "best: %.4f ms, %.2f GFLOP/s (%s)\n"
-                  "space %lld candidates%s; generated %d, infeasible %d, measured %d, wrong %d\n",
-                  best_seconds * 1e3, gflops, best_candidate.c_str(), (long long)space_size,
-                  exhaustive ? " (searched exhaustively)" : "", generated, infeasible, measured, wrong);
-    return s + line;
+                  "problem bound %.4f ms: best at %.2fx the bound\n"
+                  "space %lld candidates%s; generated %d, ranked %d, infeasible %d, measured %d, wrong %d\n",
+                  best_seconds * 1e3, gflops, best_candidate.c_str(), bound_seconds * 1e3, gap_to_bound(), (long long)space_size,
+                  exhaustive ? " (searched exhaustively)" : "", generated, ranked, infeasible, measured, wrong);
+    s += line;
+    for (const CostModelAccuracy &a : model_accuracy) {
+        std::snprintf(line, sizeof line, "cost model %-8s on %d sampled trials: Spearman %.3f, mean relative error %.1f%%\n",
+                      a.model.c_str(), a.samples, a.spearman, 100 * a.mean_relative_error);
+        s += line;
+    }
+    if (database_samples) s += "learned model also trained on " + std::to_string(database_samples) + " earlier records\n";
+    return s;
+}
+
+int TuneResult::trials_to_reach(double seconds) const {
+    for (const TuneTrial &t : history)
+        if (t.best_so_far > 0 && t.best_so_far <= seconds) return t.trial + 1;
+    return 0;
 }
 
 TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes, const Target &target,
@@ -109,8 +191,16 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
         throw Error("autotune: target '" + target.name() + "' cannot be tuned yet; the host is (chips come next, issue 14)");
     if (options.budget < 1) throw Error("autotune: the budget must be at least 1 measurement, not " + std::to_string(options.budget));
     if (options.repetitions < 1) throw Error("autotune: repetitions must be at least 1, not " + std::to_string(options.repetitions));
+    if (options.threads < 0) throw Error("autotune: threads must be 0 (one per core) or more, not " + std::to_string(options.threads));
+    if (options.population < 1) throw Error("autotune: the population must be at least 1 candidate per round, not " + std::to_string(options.population));
+    if (options.time_budget_s < 0) throw Error("autotune: the time budget must be 0 (none) or positive seconds");
+    if (output_shapes.size() != pipeline.outputs().size())
+        throw Error("autotune: the pipeline has " + std::to_string(pipeline.outputs().size()) + " outputs but " +
+                    std::to_string(output_shapes.size()) + " output shapes were given");
     const Schedule original = pipeline.schedule();
-    const HostSearchSpace space(pipeline, host_features().float_lanes());
+    const HostMachine &machine = host_machine();
+    const int threads = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
+    const HostSearchSpace space(pipeline, machine.lanes, output_shapes);
     const Bindings inputs = random_bindings(pipeline, options.seed);
     const int64_t reduction = longest_reduction(pipeline);
     const auto start = Clock::now();
@@ -128,9 +218,62 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
     TuneResult result;
     result.space_size = space.size();
     result.exhaustive = result.space_size <= options.budget;
+    result.machine = machine.to_string();
     std::mt19937_64 rng(options.seed);
-    std::set<Candidate> seen;
-    std::vector<std::pair<double, Candidate>> ranked; // measured, fastest first
+    std::map<Candidate, std::unique_ptr<Ranked>> lowered; // every candidate lowered so far
+    std::set<Candidate> measured_set;
+    std::vector<std::pair<double, Candidate>> fastest; // measured, fastest first
+    LearnedCostModel learned;
+
+    // Lowers candidates (one at a time: the directives are recorded on the shared pipeline),
+    // then summarises them for the models in threads. Illegal ones are counted and dropped.
+    auto rank = [&](const std::vector<Candidate> &candidates) {
+        std::vector<Ranked *> fresh;
+        for (const Candidate &c : candidates) {
+            if (lowered.count(c)) continue;
+            try {
+                space.apply(c, pipeline);
+                auto r = std::make_unique<Ranked>();
+                r->candidate = c;
+                r->schedule = pipeline.schedule();
+                r->module = lower(pipeline, target, output_shapes);
+                fresh.push_back(r.get());
+                lowered.emplace(c, std::move(r));
+            } catch (const Error &) {
+                ++result.infeasible; // an illegal combination for this pipeline: never measured
+                lowered.emplace(c, nullptr);
+            }
+        }
+        parallel_for(fresh.size(), threads, [&](size_t i) {
+            const LoopNestSummary nest = summarize_loop_nest(fresh[i]->module);
+            const AnalyticEstimate e = estimate_host_seconds(nest, machine);
+            fresh[i]->analytic = e.seconds;
+            fresh[i]->features = loop_nest_features(nest, e, machine);
+        });
+        result.ranked += int(fresh.size());
+    };
+    auto predict_learned = [&](std::vector<Ranked *> &rs) {
+        if (!learned.trained() || rs.empty()) return;
+        std::vector<std::vector<float>> rows;
+        for (const Ranked *r : rs) rows.push_back(r->features);
+        const std::vector<double> p = learned.predict_seconds(rows);
+        for (size_t i = 0; i < rs.size(); ++i) rs[i]->learned = p[i];
+    };
+
+    // Earlier measurements of this workload on this target teach the learned model first.
+    if (options.database) {
+        for (const TuningRecord &rec : options.database->top_k(*workload, *identity, 4096)) {
+            try {
+                pipeline.set_schedule(workload->from_canonical(rec.schedule));
+                const LoopNestSummary nest = summarize_loop_nest(lower(pipeline, target, output_shapes));
+                learned.add(loop_nest_features(nest, estimate_host_seconds(nest, machine), machine), rec.measurement.seconds);
+                ++result.database_samples;
+            } catch (const Error &) {
+                // a record this build cannot lower any more: it teaches nothing
+            }
+        }
+        learned.train();
+    }
 
     auto random_candidate = [&] {
         Candidate c(space.knobs().size());
@@ -146,92 +289,196 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
         }
         return c;
     };
-    int64_t next_exhaustive = 0;
-    // The next candidates to measure: every one in order for a small space; otherwise random ones
-    // first, then mutations of the best measured so far (a (mu + lambda) evolution).
-    auto next_batch = [&](int want) {
-        std::vector<Candidate> batch;
-        int attempts = 0;
-        while (int(batch.size()) < want && attempts++ < 64 * want) {
-            Candidate c;
-            if (result.exhaustive) {
-                if (next_exhaustive >= result.space_size) break;
-                c = space.nth(next_exhaustive++);
-            } else if (ranked.size() < 8 || rng() % 4 == 0) {
-                c = random_candidate();
-            } else {
-                c = mutate(ranked[rng() % std::min<size_t>(ranked.size(), 4)].second);
-            }
-            if (!seen.insert(c).second) continue;
-            ++result.generated;
-            batch.push_back(c);
-        }
-        return batch;
+    auto crossover = [&](const Candidate &a, const Candidate &b) {
+        Candidate c = a;
+        for (size_t k = 0; k < c.size(); ++k)
+            if (rng() % 2) c[k] = b[k];
+        return c;
     };
-
-    const int batch_size = 4;
-    while (result.measured < options.budget && !out_of_time()) {
-        std::vector<Candidate> batch = next_batch(std::min(batch_size, options.budget - result.measured));
-        if (batch.empty()) break;
-        std::vector<Compiled> compiled;
-        for (const Candidate &c : batch) {
-            try {
-                space.apply(c, pipeline);
-                Compiled k{c, pipeline.schedule(), compile_jit(pipeline, output_shapes, target), {}};
-                compiled.push_back(std::move(k));
-            } catch (const Error &) {
-                ++result.infeasible; // an illegal combination for this pipeline: never measured
-            }
+    auto parent = [&]() -> const Candidate & { return fastest[rng() % std::min<size_t>(fastest.size(), 6)].second; };
+    // The next population: random candidates at first; then mostly mutations and crossovers of
+    // the fastest measured, and some random ones to keep exploring.
+    auto next_population = [&](int want) {
+        std::vector<Candidate> pop;
+        std::set<Candidate> in_pop;
+        int attempts = 0;
+        while (int(pop.size()) < want && attempts++ < 32 * want) {
+            Candidate c;
+            const uint64_t roll = rng() % 8;
+            if (fastest.size() < 2 || roll < 2) c = random_candidate();
+            else if (roll < 6) c = mutate(parent());
+            else c = mutate(crossover(parent(), parent()));
+            if (measured_set.count(c) || !in_pop.insert(c).second) continue;
+            auto it = lowered.find(c);
+            if (it != lowered.end() && !it->second) continue; // known illegal
+            if (it == lowered.end()) ++result.generated;
+            pop.push_back(c);
         }
-        // Interleaved repetitions: a slow spell of the machine falls on every candidate alike.
-        std::vector<std::vector<Buffer<>>> outputs(compiled.size());
-        for (size_t k = 0; k < compiled.size(); ++k) outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs); // warm-up
-        for (int r = 0; r < options.repetitions; ++r)
+        return pop;
+    };
+    int64_t next_exhaustive = 0;
+
+    const int batch_size = 8, sampled_per_batch = 2;
+    while (result.measured < options.budget && !out_of_time()) {
+        const int want = std::min(batch_size, options.budget - result.measured);
+        std::vector<const Ranked *> batch;
+        std::vector<bool> sampled;
+        if (result.exhaustive) {
+            // Every candidate is measured: every trial samples the models' accuracy.
+            std::vector<Candidate> next;
+            while (int(next.size()) < want && next_exhaustive < result.space_size) next.push_back(space.nth(next_exhaustive++));
+            if (next.empty()) break;
+            result.generated += int(next.size());
+            rank(next);
+            std::vector<Ranked *> rs;
+            for (const Candidate &c : next)
+                if (Ranked *r = lowered.at(c).get()) rs.push_back(r);
+            predict_learned(rs);
+            for (Ranked *r : rs) batch.push_back(r), sampled.push_back(true);
+        } else {
+            const std::vector<Candidate> pop = next_population(options.population);
+            if (pop.empty()) break;
+            rank(pop);
+            std::vector<Ranked *> rs;
+            for (const Candidate &c : pop)
+                if (Ranked *r = lowered.at(c).get()) rs.push_back(r);
+            if (rs.empty()) continue;
+            predict_learned(rs);
+            // A few drawn at random (the models' accuracy on candidates they did not pick),
+            // the rest the best predicted: by the learned model once it has been trained.
+            std::shuffle(rs.begin(), rs.end(), rng);
+            const int random_ones = std::min<int>(want > 2 ? sampled_per_batch : 0, int(rs.size()));
+            for (int i = 0; i < random_ones; ++i) batch.push_back(rs[size_t(i)]), sampled.push_back(true);
+            std::vector<Ranked *> rest(rs.begin() + random_ones, rs.end());
+            std::stable_sort(rest.begin(), rest.end(), [&](const Ranked *a, const Ranked *b) {
+                return learned.trained() ? a->learned < b->learned : a->analytic < b->analytic;
+            });
+            for (size_t i = 0; i < rest.size() && int(batch.size()) < want; ++i) batch.push_back(rest[i]), sampled.push_back(false);
+        }
+        if (batch.empty()) continue;
+        std::vector<Compiled> compiled;
+        std::vector<std::vector<Buffer<>>> outputs;
+        if (options.measure) {
+            for (size_t i = 0; i < batch.size(); ++i) {
+                measured_set.insert(batch[i]->candidate);
+                const double cost = options.measure(batch[i]->schedule);
+                if (!(cost > 0) || !std::isfinite(cost))
+                    throw Error("autotune: the measure function returned " + std::to_string(cost) + " for '" +
+                                space.describe(batch[i]->candidate) + "'; a cost must be a positive number");
+                compiled.push_back({batch[i], CompiledKernel{}, {cost}, sampled[i]});
+            }
+        } else {
+            // Compile in threads (the JIT compiles independent modules concurrently).
+            std::vector<std::optional<CompiledKernel>> kernels(batch.size());
+            parallel_for(batch.size(), threads, [&](size_t i) {
+                try {
+                    kernels[i] = compile_jit(kernel_source(batch[i]->module));
+                } catch (const Error &) {
+                }
+            });
+            for (size_t i = 0; i < batch.size(); ++i) {
+                measured_set.insert(batch[i]->candidate);
+                if (!kernels[i]) {
+                    ++result.infeasible;
+                    continue;
+                }
+                compiled.push_back({batch[i], *kernels[i], {}, sampled[i]});
+            }
+            // Interleaved repetitions: a slow spell of the machine falls on every candidate alike.
+            // A candidate whose warm-up is already 4x slower than the best so far (or than the
+            // batch's fastest warm-up) is not repeated; its warm-up is its one sample: a random
+            // candidate of a large problem can run for seconds, and repeating it would tell the
+            // search nothing new.
+            outputs.resize(compiled.size());
+            std::vector<double> warm_up(compiled.size());
             for (size_t k = 0; k < compiled.size(); ++k) {
                 const auto t0 = Clock::now();
                 outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs);
-                compiled[k].samples.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+                warm_up[k] = std::chrono::duration<double>(Clock::now() - t0).count();
+                if (out_of_time()) { // the rest of the batch is left unmeasured
+                    compiled.resize(k + 1);
+                    outputs.resize(k + 1);
+                    warm_up.resize(k + 1);
+                    break;
+                }
             }
+            double reference = compiled.empty() ? 0 : *std::min_element(warm_up.begin(), warm_up.end());
+            if (result.best_seconds > 0) reference = std::min(reference, result.best_seconds);
+            std::vector<bool> repeat(compiled.size(), true);
+            for (size_t k = 0; k < compiled.size(); ++k)
+                if (warm_up[k] > 4 * reference) {
+                    repeat[k] = false;
+                    compiled[k].samples.push_back(warm_up[k]);
+                }
+            for (int r = 0; r < options.repetitions && (r == 0 || !out_of_time()); ++r)
+                for (size_t k = 0; k < compiled.size(); ++k) {
+                    if (!repeat[k]) continue;
+                    const auto t0 = Clock::now();
+                    outputs[k] = run_pipeline_kernel(compiled[k].kernel, output_shapes, inputs);
+                    compiled[k].samples.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+                }
+        }
         for (size_t k = 0; k < compiled.size(); ++k) {
+            const Ranked &cand = *compiled[k].ranked;
             VerifyOptions vo;
             vo.mode = VerifyMode::Sample;
             vo.sample_points = 32;
             vo.seed = options.seed;
             vo.reduction_length = reduction;
-            const bool correct = verify_outputs(pipeline, output_shapes, inputs, outputs[k], vo).passed;
+            const bool correct = options.measure || verify_outputs(pipeline, output_shapes, inputs, outputs[k], vo).passed;
             const double seconds = median(compiled[k].samples);
             TuneTrial t;
             t.trial = result.measured++;
-            t.candidate = space.describe(compiled[k].candidate);
+            t.candidate = space.describe(cand.candidate);
             t.seconds = seconds;
+            t.predicted_analytic = cand.analytic;
+            t.predicted_learned = cand.learned;
+            t.sampled = compiled[k].sampled;
             int64_t record = 0;
             if (correct && options.database) {
-                MeasuredSchedule m{compiled[k].schedule, Measurement::host_seconds(compiled[k].samples), options.seed,
-                                   "{\"tuner\": \"host-evolutionary\", \"budget\": " + std::to_string(options.budget) +
-                                       ", \"repetitions\": " + std::to_string(options.repetitions) + "}"};
+                char predicted[128];
+                std::snprintf(predicted, sizeof predicted, ", \"predicted_analytic_s\": %.6g, \"predicted_learned_s\": %.6g", cand.analytic, cand.learned);
+                MeasuredSchedule m{cand.schedule, Measurement::host_seconds(compiled[k].samples), options.seed,
+                                   "{\"tuner\": \"host-model-guided\", \"budget\": " + std::to_string(options.budget) +
+                                       ", \"repetitions\": " + std::to_string(options.repetitions) + predicted + "}"};
                 record = options.database->add(*workload, *identity, m);
             }
             if (!correct) {
                 ++result.wrong; // a schedule never changes results: this is a compiler bug, kept out
-            } else if (result.best_seconds == 0 || seconds < result.best_seconds) {
-                result.best_seconds = seconds;
-                result.best_samples = compiled[k].samples;
-                result.best = compiled[k].schedule;
-                result.best_candidate = t.candidate;
-                result.best_record = record;
+            } else {
+                learned.add(cand.features, seconds);
+                fastest.emplace_back(seconds, cand.candidate);
+                if (result.best_seconds == 0 || seconds < result.best_seconds) {
+                    result.best_seconds = seconds;
+                    result.best_samples = compiled[k].samples;
+                    result.best = cand.schedule;
+                    result.best_candidate = t.candidate;
+                    result.best_record = record;
+                }
             }
-            if (correct) ranked.emplace_back(seconds, compiled[k].candidate);
             t.best_so_far = result.best_seconds;
             result.history.push_back(t);
             if (options.progress) options.progress(result.measured, options.budget, result.best_seconds);
         }
-        std::sort(ranked.begin(), ranked.end());
+        std::sort(fastest.begin(), fastest.end());
+        learned.train();
     }
     pipeline.set_schedule(original);
     if (result.best_seconds == 0)
         throw Error("autotune: no candidate of " + std::to_string(result.generated) + " compiled and matched the reference (" +
                     std::to_string(result.infeasible) + " refused, " + std::to_string(result.wrong) + " wrong)");
-    result.gflops = algorithm_flops(pipeline, output_shapes) / result.best_seconds / 1e9;
+    const double flops = algorithm_flops(pipeline, output_shapes);
+    result.gflops = flops / result.best_seconds / 1e9;
+    result.bound_seconds = std::max(flops / (machine.core_flops * machine.cores), boundary_bytes(pipeline, output_shapes) / machine.memory_bandwidth);
+    // The models' accuracy on the sampled trials, with the predictions made before measuring.
+    for (const char *model : {"analytic", "learned"}) {
+        std::vector<double> predicted, measured;
+        for (const TuneTrial &t : result.history) {
+            const double p = std::string(model) == "analytic" ? t.predicted_analytic : t.predicted_learned;
+            if (t.sampled && p > 0) predicted.push_back(p), measured.push_back(t.seconds);
+        }
+        result.model_accuracy.push_back({model, int(predicted.size()), spearman(predicted, measured), mean_relative_error(predicted, measured)});
+    }
     return result;
 }
 

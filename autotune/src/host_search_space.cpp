@@ -1,8 +1,12 @@
 // The host search space (host_search_space.h).
 #include "host_search_space.h"
 
+#include <algorithm>
 #include <limits>
+#include <map>
+#include <optional>
 
+#include "tessera/codegen/host_schedules.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_operator.h"
 
@@ -34,7 +38,9 @@ int HostSearchSpace::add_knob(std::string name, std::vector<std::string> values)
     return static_cast<int>(knobs_.size()) - 1;
 }
 
-HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes) : lanes_(lanes) {
+HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes, const std::vector<std::vector<int64_t>> &output_shapes)
+    : lanes_(lanes) {
+    const std::vector<Func> outputs = pipeline.outputs();
     for (const Func &f : pipeline.functions()) {
         const FunctionContents &c = *f.contents();
         const bool output = is_output(pipeline, f);
@@ -43,11 +49,15 @@ HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes) : lanes_(l
         // with updates (a reduction) has storage of its own.
         if (!output && f.num_updates() == 0) fp.compute = add_knob(f.name() + ".compute", {"inline", "root"});
         funcs_.push_back(fp);
+        std::vector<int64_t> extents(c.args.size(), 0);
+        for (size_t o = 0; o < outputs.size() && o < output_shapes.size(); ++o)
+            if (outputs[o].name() == f.name() && output_shapes[o].size() == extents.size()) extents = output_shapes[o];
         for (int s = 0; s <= f.num_updates(); ++s) {
             StagePlan sp;
             sp.func = f.name();
             sp.stage = s;
             sp.pure = c.args;
+            sp.extents = extents;
             const std::string prefix = f.name() + ".s" + std::to_string(s) + ".";
             if (s > 0) {
                 const Definition &u = c.updates.at(size_t(s - 1));
@@ -64,17 +74,44 @@ HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes) : lanes_(l
                 stages_.push_back(sp);
                 continue;
             }
-            if (sp.pure.size() >= 2) sp.parallel = add_knob(prefix + "parallel", {"off", "on"});
-            sp.vector = add_knob(prefix + "vector", {"off", "1x", "2x"});
-            if (!sp.rvars.empty() && sp.pure.size() >= 2) {
-                // The register tile: rows of accumulators, each a vector, the reduction inside.
-                sp.rows = add_knob(prefix + "rows", {"1", "2", "4", "8"});
+            const bool tiled = !sp.rvars.empty() && sp.pure.size() >= 2;
+            // A 1-D stage may run in parallel too: a row-wise reduction's rows (softmax, norms).
+            sp.parallel = add_knob(prefix + "parallel", tiled ? std::vector<std::string>{"off", "tiles", "strips"} : std::vector<std::string>{"off", "on"});
+            if (!tiled) sp.vector = add_knob(prefix + "vector", {"off", "1x", "2x"});
+            if (tiled) {
+                // The tile's columns, in elements: half a vector (a row that a whole vector does
+                // not divide, as 56 pixels with 16 lanes), or 1-3 whole vectors.
+                std::vector<std::string> widths = {"off"};
+                for (int w : {lanes / 2, lanes, 2 * lanes, 3 * lanes})
+                    if (w >= 4) widths.push_back(std::to_string(w));
+                sp.vector = add_knob(prefix + "vector", widths);
+                const int64_t x_extent = sp.extents.back(), y_extent = sp.extents[sp.extents.size() - 2];
+                // Register tiles: rows of accumulators (and planes of them), each 1-3 vectors.
+                std::vector<std::string> rows;
+                for (int r : {1, 2, 4, 6, 8})
+                    if (y_extent == 0 || r <= y_extent) rows.push_back(std::to_string(r));
+                sp.rows = add_knob(prefix + "rows", rows);
+                if (sp.pure.size() >= 3) {
+                    const int64_t z_extent = sp.extents[sp.extents.size() - 3];
+                    if (z_extent == 0 || z_extent > 1) sp.planes = add_knob(prefix + "planes", {"1", "2", "4", "8"});
+                }
                 if (sp.first_rvar_extent > 64) {
                     std::vector<std::string> blocks = {"off"};
-                    for (int64_t b : {64, 256})
+                    for (int64_t b : {64, 128, 256, 512})
                         if (b < sp.first_rvar_extent) blocks.push_back(std::to_string(b));
                     sp.kblock = add_knob(prefix + "kblock", blocks);
                 }
+                if (x_extent == 0 || x_extent > 128) {
+                    std::vector<std::string> strips = {"off"};
+                    for (int64_t w : {128, 256, 512, 1024})
+                        if (x_extent == 0 || w < x_extent) strips.push_back(std::to_string(w));
+                    sp.strip = add_knob(prefix + "strip", strips);
+                }
+                sp.order = add_knob(prefix + "order", {"rows-outer", "columns-outer"});
+                // The reduction loops innermost-first as declared (a conv's input channels inside
+                // its taps), or reversed (the taps inside, each channel's window reused).
+                if (sp.rvars.size() >= 2) sp.reduction_order = add_knob(prefix + "reduction-order", {"declared", "reversed"});
+                if (sp.kblock >= 0 || sp.strip >= 0) sp.pack = add_knob(prefix + "pack", {"off", "on"});
             }
             stages_.push_back(sp);
         }
@@ -107,6 +144,12 @@ std::string HostSearchSpace::describe(const Candidate &c) const {
     return s.empty() ? "default" : s;
 }
 
+int64_t HostSearchSpace::number(const Candidate &c, int knob) const {
+    if (knob < 0) return 0;
+    const std::string &v = knobs_[size_t(knob)].values[size_t(value(c, knob))];
+    return v == "off" ? 0 : std::stoll(v);
+}
+
 void HostSearchSpace::apply(const Candidate &c, const Pipeline &pipeline) const {
     pipeline.set_schedule(Schedule{});
     std::map<std::string, bool> root;
@@ -123,49 +166,82 @@ void HostSearchSpace::apply(const Candidate &c, const Pipeline &pipeline) const 
         for (const Func &g : pipeline.functions())
             if (g.name() == sp.func) f = g;
         Stage st = sp.stage == 0 ? Stage(f.contents(), 0) : f.update(sp.stage - 1);
-        const int vector = value(c, sp.vector), rows = sp.rows < 0 ? 1 : std::stoi(knobs_[size_t(sp.rows)].values[size_t(value(c, sp.rows))]);
-        const bool parallel = value(c, sp.parallel) == 1;
-        const int width = vector * lanes_;
-        const std::string x = sp.pure.back(), outer = sp.pure.front();
-        if (sp.rvars.empty()) {
-            if (width > 0) st.vectorize(VarOrRVar(x), width);
-            if (parallel) st.parallel(VarOrRVar(outer));
+        if (sp.rvars.empty() || sp.pure.size() < 2) {
+            const int width = value(c, sp.vector) * lanes_;
+            if (width > 0) st.vectorize(VarOrRVar(sp.pure.back()), width);
+            if (value(c, sp.parallel) == 1) st.parallel(VarOrRVar(sp.pure.front()));
             continue;
         }
-        // A reduction: [outer pure loops] [reduction block] y_o x_o [reduction] y_i x_i, with
-        // y_i unrolled and x_i one vector, so rows x width accumulators stay in registers.
-        // A 1-D output (a row sum) has no y: [reduction block] x_o [reduction] x_i.
-        const std::string y = sp.pure.size() >= 2 ? sp.pure[sp.pure.size() - 2] : "";
-        std::vector<VarOrRVar> order;
-        for (size_t d = 0; d + 2 < sp.pure.size(); ++d) order.push_back(VarOrRVar(sp.pure[d]));
-        std::string y_outer = y, y_inner, x_outer, x_inner = x;
-        if (rows > 1) {
-            y_outer = y + "_o";
-            y_inner = y + "_i";
-            st.split(VarOrRVar(y), VarOrRVar(y_outer), VarOrRVar(y_inner), rows);
-        }
-        if (width > 0) {
-            x_outer = x + "_o";
-            x_inner = x + "_i";
-            st.split(VarOrRVar(x), VarOrRVar(x_outer), VarOrRVar(x_inner), width);
-        }
-        std::vector<std::string> rvars = sp.rvars; // innermost first
-        const int kblock = sp.kblock < 0 || value(c, sp.kblock) == 0 ? 0 : std::stoi(knobs_[size_t(sp.kblock)].values[size_t(value(c, sp.kblock))]);
-        if (kblock > 0) {
-            const std::string r = rvars.front();
-            st.split(VarOrRVar(r), VarOrRVar(r + "_o"), VarOrRVar(r + "_i"), kblock);
-            order.push_back(VarOrRVar(r + "_o"));
-            rvars.front() = r + "_i";
-        }
-        if (!y_outer.empty()) order.push_back(VarOrRVar(y_outer));
-        if (!x_outer.empty()) order.push_back(VarOrRVar(x_outer));
-        for (size_t r = rvars.size(); r-- > 0;) order.push_back(VarOrRVar(rvars[r]));
-        if (!y_inner.empty()) order.push_back(VarOrRVar(y_inner));
-        order.push_back(VarOrRVar(x_inner));
-        st.reorder(order);
-        if (width > 0) st.vectorize(VarOrRVar(x_inner));
-        if (!y_inner.empty()) st.unroll(VarOrRVar(y_inner));
-        if (parallel) st.parallel(VarOrRVar(sp.pure.size() > 2 ? outer : y_outer)); // (a knob only with 2+ dims)
+        apply_reduction(c, sp, f, st);
+    }
+}
+
+void HostSearchSpace::apply_reduction(const Candidate &c, const StagePlan &sp, const Func &f, Stage st) const {
+    // [outer pure loops] [column strips] [reduction block] (z_o y_o | x_o) [reduction] z_i y_i x_i:
+    // z_i and y_i unrolled and x_i 1-3 vectors, so planes x rows x vectors accumulators stay in
+    // registers while the reduction runs inside them.
+    const int width = int(number(c, sp.vector));
+    const int64_t rows = std::max<int64_t>(1, number(c, sp.rows)), planes = std::max<int64_t>(1, number(c, sp.planes));
+    const size_t n = sp.pure.size();
+    const std::string x = sp.pure[n - 1], y = sp.pure[n - 2], z = sp.planes >= 0 ? sp.pure[n - 3] : "";
+    const size_t outer_dims = n - (z.empty() ? 2 : 3);
+    std::vector<VarOrRVar> order;
+    for (size_t d = 0; d < outer_dims; ++d) order.push_back(VarOrRVar(sp.pure[d]));
+    auto split = [&](const std::string &v, int64_t factor, std::string &outer, std::string &inner) {
+        outer = v;
+        inner.clear();
+        if (factor <= 1) return;
+        outer = v + "_o";
+        inner = v + "_i";
+        st.split(VarOrRVar(v), VarOrRVar(outer), VarOrRVar(inner), int(factor));
+    };
+    std::string x_strip, x_rest = x, x_outer, x_inner, y_outer, y_inner, z_outer, z_inner;
+    int64_t strip = number(c, sp.strip);
+    if (width > 0) strip = strip / width * width; // whole tiles per strip
+    if (strip > width && (sp.extents.back() == 0 || strip < sp.extents.back())) {
+        x_strip = x + "_s";
+        x_rest = x + "_r";
+        st.split(VarOrRVar(x), VarOrRVar(x_strip), VarOrRVar(x_rest), int(strip));
+    }
+    split(x_rest, width, x_outer, x_inner);
+    if (x_inner.empty()) std::swap(x_outer, x_inner); // no vector: the whole row is the inner loop
+    split(y, rows, y_outer, y_inner);
+    if (!z.empty()) split(z, planes, z_outer, z_inner);
+    std::vector<std::string> rvars = sp.rvars; // innermost first
+    const int64_t kblock = number(c, sp.kblock);
+    std::string block;
+    if (kblock > 0) {
+        const std::string r = rvars.front();
+        block = r + "_o";
+        st.split(VarOrRVar(r), VarOrRVar(block), VarOrRVar(r + "_i"), int(kblock));
+        rvars.front() = r + "_i";
+    }
+    if (value(c, sp.reduction_order) == 1) std::reverse(rvars.begin(), rvars.end());
+    if (!x_strip.empty()) order.push_back(VarOrRVar(x_strip));
+    if (!block.empty()) order.push_back(VarOrRVar(block));
+    std::vector<std::string> tile_loops;
+    const bool columns_outer = value(c, sp.order) == 1;
+    if (columns_outer && !x_outer.empty()) tile_loops.push_back(x_outer);
+    if (!z_outer.empty()) tile_loops.push_back(z_outer);
+    tile_loops.push_back(y_outer);
+    if (!columns_outer && !x_outer.empty()) tile_loops.push_back(x_outer);
+    for (const std::string &t : tile_loops) order.push_back(VarOrRVar(t));
+    for (size_t r = rvars.size(); r-- > 0;) order.push_back(VarOrRVar(rvars[r]));
+    if (!z_inner.empty()) order.push_back(VarOrRVar(z_inner));
+    if (!y_inner.empty()) order.push_back(VarOrRVar(y_inner));
+    order.push_back(VarOrRVar(x_inner));
+    st.reorder(order);
+    if (width > lanes_) st.vectorize(VarOrRVar(x_inner), lanes_).unroll(VarOrRVar(x_inner)); // the vectors of the tile
+    else if (width > 0) st.vectorize(VarOrRVar(x_inner));
+    if (!y_inner.empty()) st.unroll(VarOrRVar(y_inner));
+    if (!z_inner.empty()) st.unroll(VarOrRVar(z_inner));
+    const int parallel = value(c, sp.parallel);
+    if (parallel == 1) st.parallel(VarOrRVar(tile_loops.front()));
+    if (parallel == 2) st.parallel(VarOrRVar(x_strip.empty() ? tile_loops.front() : x_strip));
+    // Packing: the column operand copied per block (or strip) into panels as wide as the tile.
+    if (value(c, sp.pack) == 1 && width > 0 && (!block.empty() || !x_strip.empty())) {
+        if (std::optional<Input> B = host_schedules::input_read_by_column(f, x, sp.stage - 1); B && B->dimensions() == 2)
+            B->stage(st, VarOrRVar(block.empty() ? x_strip : block), MemoryKind::Auto, Layout{{"d1", "d0"}, {{"d1", width}}, {}});
     }
 }
 

@@ -1,10 +1,17 @@
 #pragma once
 // The host search space of a pipeline (autotune.h), generated from its algorithm: for each
 // producer whether it is inlined or computed at the root, and for each stage computed at the
-// root its parallel loop, its vector width and — for a reduction over a 2-D or larger output
-// (matmul, conv) — a register tile of unrolled rows × a vector of columns with the reduction
-// inside it, and a block of the reduction outside the tile loops. A candidate is one value per
-// knob; apply() records its directives on the pipeline.
+// root its parallel loop and its vector width. A reduction over a 2-D or larger output (matmul,
+// conv) gets tiles at each level of the memory hierarchy, as a BLIS-style kernel has them:
+//  - registers: a tile of unrolled rows (and, with 3+ dimensions, unrolled planes: a conv's
+//    output channels) x half a vector or 1-3 vectors of columns, with the reduction inside it,
+//    its loops in the declared order or reversed;
+//  - L1: a block of the innermost reduction loop outside the tile loops;
+//  - L2: strips of columns outside the reduction block;
+// the order of the row and column tile loops, which loop runs in parallel (row tiles or
+// column strips), and packing: the input read with the columns as its last coordinate (B of a
+// matmul) staged per block into contiguous column panels (Input::stage with a blocked layout).
+// A candidate is one value per knob; apply() records its directives on the pipeline.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,8 +31,9 @@ using Candidate = std::vector<int>;
 
 class HostSearchSpace {
 public:
-    /// The space of `pipeline` for a CPU with `lanes` fp32 lanes per vector register.
-    HostSearchSpace(const Pipeline &pipeline, int lanes);
+    /// The space of `pipeline` for a CPU with `lanes` fp32 lanes per vector register; the
+    /// output shapes bound the tile sizes of the outputs' stages.
+    HostSearchSpace(const Pipeline &pipeline, int lanes, const std::vector<std::vector<int64_t>> &output_shapes = {});
 
     const std::vector<Knob> &knobs() const { return knobs_; }
     /// The number of candidates (the product of the knobs' sizes), saturating at 2^62.
@@ -44,8 +52,10 @@ private:
         int stage = 0;
         std::vector<std::string> pure;  ///< the stage's pure loops, outermost first
         std::vector<std::string> rvars; ///< its reduction loops, innermost first (RDom order)
+        std::vector<int64_t> extents;   ///< of the pure loops, 0 when unknown
         int64_t first_rvar_extent = 0;  ///< 0 when unknown
-        int parallel = -1, vector = -1, rows = -1, kblock = -1; ///< knob indices, -1: none
+        ///< knob indices, -1: none
+        int parallel = -1, vector = -1, rows = -1, planes = -1, kblock = -1, strip = -1, order = -1, reduction_order = -1, pack = -1;
     };
     struct FuncPlan {
         std::string name;
@@ -54,6 +64,9 @@ private:
     };
     int add_knob(std::string name, std::vector<std::string> values);
     int value(const Candidate &c, int knob) const { return knob < 0 ? 0 : c.at(size_t(knob)); }
+    /// The knob's value as a number (0 for "off" or no knob).
+    int64_t number(const Candidate &c, int knob) const;
+    void apply_reduction(const Candidate &c, const StagePlan &sp, const Func &f, Stage st) const;
 
     int lanes_;
     std::vector<Knob> knobs_;

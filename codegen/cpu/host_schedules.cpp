@@ -32,11 +32,7 @@ int64_t dividing_block(int64_t n, std::initializer_list<int64_t> candidates) {
 
 } // namespace
 
-namespace {
-
-/// The Input that C's update reads with `column` as its last coordinate (B(k, j) in
-/// A(i, k) * B(k, j)); none when B is a Func or read transposed.
-std::optional<Input> input_read_by_column(const Func &C, const std::string &column) {
+std::optional<Input> input_read_by_column(const Func &f, const std::string &column, int update) {
     struct Finder : IRVisitor {
         const std::string &column;
         std::optional<Input> found;
@@ -50,11 +46,9 @@ std::optional<Input> input_read_by_column(const Func &C, const std::string &colu
             IRVisitor::visit(c);
         }
     } finder(column);
-    C.contents()->updates.at(0).value.accept(&finder);
+    f.contents()->updates.at(size_t(update)).value.accept(&finder);
     return finder.found;
 }
-
-} // namespace
 
 void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name, const HostFeatures &cpu) {
     Func C = find_func(p, name);

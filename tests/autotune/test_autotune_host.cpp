@@ -3,14 +3,19 @@
 // runs and matches the reference — for library ops and for pipelines written by hand.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "tessera/autotune.h"
+#include "tessera/codegen/host_features.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/codegen/runtime.h"
 #include "tessera/ir_operator.h"
 #include "tessera/ops.h"
 #include "tessera/reference.h"
+#include "tessera/tuning_db.h"
+#include "test_support.h"
 
 using namespace tessera;
 
@@ -159,4 +164,137 @@ TEST(AutotuneHost, RefusesWhatItCannotTuneSayingWhy) {
     TuneOptions reps;
     reps.repetitions = 0;
     expect_error(Target::host(), reps, "repetitions must be at least 1");
+    TuneOptions threads;
+    threads.threads = -1;
+    expect_error(Target::host(), threads, "threads must be 0 (one per core) or more");
+    TuneOptions population;
+    population.population = 0;
+    expect_error(Target::host(), population, "the population must be at least 1");
+    TuneOptions time;
+    time.time_budget_s = -1;
+    expect_error(Target::host(), time, "the time budget must be 0 (none) or positive");
+    TuneOptions measure;
+    measure.measure = [](const Schedule &) { return 0.0; };
+    expect_error(Target::host(), measure, "a cost must be a positive number");
+    try {
+        autotune(p, {{8, 8}, {8, 8}}, Target::host(), {});
+        ADD_FAILURE() << "two output shapes for one output";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("the pipeline has 1 outputs but 2 output shapes were given"), std::string::npos) << e.what();
+    }
+}
+
+namespace {
+
+/// A cost the test controls, from the schedule's directives alone (so a search is
+/// deterministic): best with a register tile of 4 rows x 2 vectors, parallel tiles, the rows
+/// outside the columns, and a plain zero fill.
+double synthetic_cost(const Schedule &s, int lanes) {
+    const nlohmann::json j = nlohmann::json::parse(s.to_json());
+    double cost = 1.0;
+    bool split_i = false, split_j = false, parallel = false;
+    for (const auto &f : j["funcs"])
+        for (const auto &stage : f["stages"])
+            for (const auto &d : stage["directives"]) {
+                const std::string op = d["op"];
+                if (stage["stage"] == 0) {
+                    cost += op == "parallel" ? 0.1 : op == "vectorize" ? 0.05 : 0.0;
+                    continue;
+                }
+                if (op == "split" && d["vars"][0] == "j") {
+                    split_j = true;
+                    cost += 0.5 * std::abs(std::log2(d["factors"][0].get<double>() / (2 * lanes)));
+                }
+                if (op == "split" && d["vars"][0] == "i") {
+                    split_i = true;
+                    cost += 0.1 * std::abs(d["factors"][0].get<double>() - 4);
+                }
+                if (op == "parallel") parallel = true;
+                if (op == "reorder" && d["vars"][0] == "j_o") cost += 0.3;
+            }
+    return cost + (split_j ? 0 : 2) + (split_i ? 0 : 0.5) + (parallel ? 0 : 0.7);
+}
+
+} // namespace
+
+TEST(AutotuneHost, TheModelGuidedSearchFindsTheExhaustiveOptimumOfASmallSpace) {
+    Input A(Float(32), {64, 64}, "A"), B(Float(32), {64, 64}, "B");
+    Pipeline p(ops::matmul(A, B).func());
+    const int lanes = host_features().float_lanes();
+    TuneOptions o;
+    o.measure = [&](const Schedule &s) { return synthetic_cost(s, lanes); };
+    o.budget = 100000;
+    const TuneResult all = autotune(p, {{64, 64}}, Target::host(), o);
+    ASSERT_TRUE(all.exhaustive);
+    EXPECT_EQ(all.measured + all.infeasible, all.space_size);
+    // A sixth of the space, chosen by the models and evolved from the fastest.
+    o.budget = int(all.space_size / 6);
+    o.seed = 5;
+    const TuneResult some = autotune(p, {{64, 64}}, Target::host(), o);
+    EXPECT_FALSE(some.exhaustive);
+    EXPECT_LE(some.measured, o.budget);
+    EXPECT_LE(some.best_seconds, 1.02 * all.best_seconds) << some.to_string();
+    // The learned model, trained on what the run measured, ranks the cost's random samples.
+    ASSERT_EQ(some.model_accuracy.size(), 2u);
+    EXPECT_GT(some.model_accuracy[1].samples, 4);
+    EXPECT_GT(some.model_accuracy[1].spearman, 0.5) << some.to_string();
+    expect_matches_reference(p, some.best, {{64, 64}}, 64);
+}
+
+TEST(AutotuneHost, ReportsEachCostModelsAccuracyOnRandomlySampledTrials) {
+    Input A(Float(32), {96, 320}, "A"), B(Float(32), {320, 128}, "B");
+    Pipeline p(ops::matmul(A, B).func());
+    TuneOptions o;
+    o.budget = 24;
+    o.repetitions = 2;
+    o.population = 64;
+    o.threads = 2;
+    const TuneResult r = autotune(p, {{96, 128}}, Target::host(), o);
+    EXPECT_EQ(r.wrong, 0);
+    EXPECT_GE(r.ranked, r.measured);
+    EXPECT_GT(r.bound_seconds, 0);
+    EXPECT_GE(r.gap_to_bound(), 0.5) << "no schedule runs at twice the measured peak: " << r.machine;
+    int sampled = 0, learned = 0;
+    for (const TuneTrial &t : r.history) {
+        EXPECT_GT(t.predicted_analytic, 0) << "trial " << t.trial;
+        sampled += t.sampled;
+        learned += t.predicted_learned > 0;
+    }
+    EXPECT_GE(sampled, 4) << "two random candidates per batch of eight";
+    EXPECT_GT(learned, 0) << "the learned model predicts once a batch has trained it";
+    ASSERT_EQ(r.model_accuracy.size(), 2u);
+    EXPECT_EQ(r.model_accuracy[0].model, "analytic");
+    EXPECT_EQ(r.model_accuracy[1].model, "learned");
+    EXPECT_EQ(r.model_accuracy[0].samples, sampled);
+    for (const CostModelAccuracy &a : r.model_accuracy) {
+        EXPECT_GE(a.spearman, -1.0);
+        EXPECT_LE(a.spearman, 1.0);
+        EXPECT_GE(a.mean_relative_error, 0.0);
+        EXPECT_TRUE(std::isfinite(a.mean_relative_error));
+    }
+    EXPECT_NE(r.to_string().find("cost model analytic"), std::string::npos);
+    EXPECT_EQ(r.trials_to_reach(r.best_seconds) - 1, [&] {
+        for (const TuneTrial &t : r.history)
+            if (t.seconds == r.best_seconds) return t.trial;
+        return -1;
+    }());
+    expect_matches_reference(p, r.best, {{96, 128}}, 320);
+}
+
+TEST(AutotuneHost, EarlierRecordsOfTheSameWorkloadTrainTheLearnedModel) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    TuningDatabase db((dir / "tuning.db").string());
+    Input A(Float(32), {32, 64}, "A"), B(Float(32), {64, 96}, "B");
+    Pipeline p(ops::matmul(A, B).func());
+    TuneOptions o;
+    o.budget = 10;
+    o.repetitions = 1;
+    o.database = &db;
+    const TuneResult first = autotune(p, {{32, 96}}, Target::host(), o);
+    EXPECT_EQ(first.database_samples, 0);
+    o.seed = 2;
+    const TuneResult second = autotune(p, {{32, 96}}, Target::host(), o);
+    EXPECT_EQ(second.database_samples, first.measured - first.wrong);
+    // Trained before its first batch, the learned model predicts every trial of the second run.
+    for (const TuneTrial &t : second.history) EXPECT_GT(t.predicted_learned, 0) << "trial " << t.trial;
 }

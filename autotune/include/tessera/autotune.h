@@ -1,12 +1,16 @@
 #pragma once
 // The autotuner (DESIGN.md §6): searches the schedules of a pipeline for a target and returns
-// the fastest it measured. This first step tunes for the host CPU: the search space is generated
-// from the algorithm (fusion of each producer, parallel and vector loops, register tiles and
-// reduction blocks of every stage), candidates are measured by the JIT (interleaved repetitions,
-// medians) and each measured candidate is checked against the reference evaluator on a sample of
-// points; small spaces are searched exhaustively, larger ones by an evolutionary search (random
-// candidates, then mutations of the best). Chips, Z3 feasibility, cost models and the tuning
-// database join in later steps (issue 14).
+// the fastest it measured. It tunes for the host CPU: the search space is generated from the
+// algorithm (fusion of each producer, parallel and vector loops, register tiles, reduction
+// blocks, column strips, tile-loop order and packing of every stage). Small spaces are measured
+// exhaustively. Larger ones are searched multi-fidelity: each round lowers a population of
+// candidates, ranks them by two cost models — an analytic roofline of the loop nest against the
+// machine's measured peaks, and gradient-boosted trees (XGBoost) trained on this run's
+// measurements and the tuning database's earlier ones — measures the best few plus a few drawn
+// at random (so the models' accuracy is known on candidates they did not pick), retrains, and
+// evolves the population by mutation and crossover of the fastest. Candidates are measured by
+// the JIT (interleaved repetitions, medians), and each is checked against the reference
+// evaluator on a sample of points. Chips and Z3 feasibility join later (issue 14).
 //
 //     TuneOptions o;
 //     o.budget = 48;
@@ -42,6 +46,15 @@ struct TuneOptions {
     int repetitions = 5;
     /// Where every correct measurement is recorded as it is made (tuning_db.h), or none.
     TuningDatabase *database = nullptr;
+    /// Threads that compile candidates and compute their model features (0: one per core).
+    /// Timing always runs alone.
+    int threads = 0;
+    /// Candidates lowered and ranked by the cost models per round of the search.
+    int population = 192;
+    /// Measures a candidate instead of compiling and timing it on the host: a simulator, or a
+    /// test's own cost function (then the search is deterministic). Returns the cost the search
+    /// minimises, in "seconds"; must be positive. Such candidates are not run, so not verified.
+    std::function<double(const Schedule &)> measure;
     /// Reports each measured trial as it completes (e.g. a progress bar); may be empty.
     std::function<void(int trial, int budget, double best_seconds)> progress;
 };
@@ -52,6 +65,19 @@ struct TuneTrial {
     std::string candidate;  ///< the knob values, e.g. "matmul.s1: tile 4x32 k/256 parallel"
     double seconds = 0;     ///< the median of its repetitions
     double best_so_far = 0; ///< seconds
+    /// The models' predictions, made before it was measured (0: that model had none yet).
+    double predicted_analytic = 0, predicted_learned = 0;
+    /// Drawn at random from the ranked population (not for its rank): these trials measure
+    /// the models' accuracy.
+    bool sampled = false;
+};
+
+/// How well one cost model predicted the sampled trials of a run.
+struct CostModelAccuracy {
+    std::string model;             ///< "analytic" or "learned"
+    int samples = 0;               ///< sampled trials it had a prediction for
+    double spearman = 0;           ///< rank correlation of predicted and measured seconds
+    double mean_relative_error = 0; ///< mean |predicted - measured| / measured
 };
 
 /// What autotune() found.
@@ -66,11 +92,22 @@ struct TuneResult {
     int64_t space_size = 0;    ///< candidates in the search space
     int generated = 0;         ///< candidates drawn (duplicates removed)
     int infeasible = 0;        ///< refused by lowering or compilation
+    int ranked = 0;            ///< lowered and ranked by the cost models
     int measured = 0;
     int wrong = 0;             ///< measured but not equal to the reference (never the best)
     int64_t best_record = 0;   ///< the best's id in TuneOptions::database (0: none)
     bool exhaustive = false;   ///< every candidate of the space was measured
+    /// The problem bound: the algorithm's flops at the measured peak of every core, or its
+    /// inputs and outputs crossing memory once at the measured bandwidth, whichever is longer.
+    double bound_seconds = 0;
+    double gap_to_bound() const { return bound_seconds > 0 ? best_seconds / bound_seconds : 0; }
+    /// One entry per model: "analytic", then "learned".
+    std::vector<CostModelAccuracy> model_accuracy;
+    int database_samples = 0;  ///< earlier records the learned model was trained on
+    std::string machine;       ///< the measured peaks, in words
     std::vector<TuneTrial> history;
+    /// Measurements until the best so far was within `seconds` (the count of trials; 0: never).
+    int trials_to_reach(double seconds) const;
     /// A table of the history and the best, for people.
     std::string to_string() const;
 };

@@ -7,6 +7,7 @@
 // made for the vector width of `cpu` (the host by default; isa_features() names another ISA, so
 // that its schedule can be lowered and compiled here with cpu_options_for()).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,11 @@ namespace tessera::host_schedules {
 /// vectors] panels with Input::stage, so the micro-kernel reads it contiguously.
 void matmul(const Pipeline &p, int64_t M, int64_t N, int64_t K, const std::string &name = "matmul",
             const HostFeatures &cpu = host_features());
+
+/// The Input that update `update` of `f` reads with `column` as its last coordinate (B(k, j)
+/// in A(i, k) * B(k, j)): the operand worth packing into column panels. None when that operand
+/// is a Func or read transposed.
+std::optional<Input> input_read_by_column(const Func &f, const std::string &column, int update = 0);
 
 /// conv2d (ops::conv2d, Func `name`, NCHW Vars n,c,y,x or NHWC n,y,x,c, RDom r = (ci, ky, kx))
 /// producing [N, O, OH, OW] (NCHW) or [N, OH, OW, O] (NHWC): the padded input computed once,
