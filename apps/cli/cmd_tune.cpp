@@ -13,6 +13,7 @@
 #include <tessera/autotune.h>
 #include <tessera/codegen/chip_backend.h>
 #include <tessera/tuning_db.h>
+#include <tessera/workload.h>
 
 #include "cli_common.h"
 
@@ -57,6 +58,8 @@ int tune(const TuneCliOptions &o) {
         };
     const TuneResult r = autotune(op.pipeline, op.output_shapes, target, options);
     if (!o.quiet) std::fprintf(stderr, "\n");
+    // The op's words make its records replayable (tessera db replay).
+    if (db) db->record_op_words(Workload::of(op.pipeline, op.output_shapes), op.description());
     if (!o.output.empty() && !(std::ofstream(o.output) << r.best.to_json() << "\n"))
         throw Error("cannot write the best schedule to '" + o.output + "'");
     if (o.json) {

@@ -140,10 +140,9 @@ double boundary_bytes(const Pipeline &p, const std::vector<std::vector<int64_t>>
     return bytes;
 }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+/// The statistic the tuning database stores (Measurement::host_seconds), so the tuner's best and
+/// the database's best are the same record.
+double median(std::vector<double> v) { return Measurement::host_seconds(std::move(v)).seconds; }
 
 } // namespace
 
