@@ -351,12 +351,17 @@ MeasuredSchedule measure_sweep_point(const SweepSpec &spec, const SweepPoint &po
         m.schedule = r.best;
         m.measurement = Measurement::host_seconds(r.best_samples);
         // The tuning curve, for `tessera plot`: every measured candidate in order.
-        json history = json::array(), best = json::array();
+        // With each, what the cost models predicted before it was measured (0: no prediction).
+        json history = json::array(), best = json::array(), analytic = json::array(), learned = json::array();
         for (const TuneTrial &t : r.history) {
             history.push_back(t.seconds);
             best.push_back(t.best_so_far);
+            analytic.push_back(t.predicted_analytic);
+            learned.push_back(t.predicted_learned);
         }
-        m.details = json{{"candidate", r.best_candidate}, {"gflops", r.gflops}, {"history", history}, {"best_so_far", best}}.dump();
+        m.details = json{{"candidate", r.best_candidate}, {"gflops", r.gflops}, {"history", history}, {"best_so_far", best},
+                         {"predicted_analytic", analytic}, {"predicted_learned", learned}}
+                        .dump();
     }
     m.seed = spec.tuner.seed;
     m.tuner_options = tuner_json(spec, point).dump();

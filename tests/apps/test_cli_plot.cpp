@@ -54,6 +54,16 @@ TEST(CliPlot, DrawsTheDatabaseAndTheReportRendersInChromium) {
               TargetIdentity::of(Target::named("tsp-mini")), m);
     }
 
+    // The host point's record keeps its tuning curve, with the cost models' predictions for each
+    // candidate beside its measured time (what tuning_curves draws).
+    for (const TuningRecord &r : TuningDatabase(db).list())
+        if (r.target_name == "host") {
+            const auto d = nlohmann::json::parse(r.details);
+            ASSERT_TRUE(d.contains("history")) << r.details;
+            EXPECT_EQ(d["predicted_analytic"].size(), d["history"].size()) << r.details;
+            EXPECT_EQ(d["predicted_learned"].size(), d["history"].size()) << r.details;
+        }
+
     const std::string out = (dir / "plots").string();
     const CommandResult plot = tessera_cli("plot '" + db + "' -o '" + out + "' --json");
     ASSERT_EQ(plot.status, 0) << plot.out << plot.err;

@@ -7,7 +7,8 @@ Reads the SQLite file read-only and writes into DIR, each as PNG and SVG:
                       DRAM), with its problem bound (chipsim's roofline cycles), under the
                       compute roof (the chip's peak MACs/cycle) and the DRAM bandwidth roof,
                       all taken from chipsim's report as stored with the record;
-  tuning_curves       per tuned workload: the best time found against measurements;
+  tuning_curves       per tuned workload: the best time found against measurements, each
+                      candidate's time, and what the cost models predicted for it beforehand;
   heatmap_<target>_<op> per chip target and op with M and N parameters: the fraction of the
                       problem bound (chipsim's roofline cycles / measured cycles) over M x N,
                       the best over the other parameters;
@@ -127,8 +128,16 @@ def tuning_curves(records, out, written):
         best = [s * 1e3 for s in r["details"]["best_so_far"]]
         ax.plot(range(1, len(best) + 1), best, marker=".", label=f"#{r['id']} {r['description'][:40]}")
         ax.scatter(range(1, len(best) + 1), [s * 1e3 for s in r["details"]["history"]], s=6, alpha=0.4)
+        # The cost models' predictions, made before each candidate was measured (0: none).
+        for key, marker in (("predicted_learned", "x"), ("predicted_analytic", "+")):
+            predicted = r["details"].get(key) or []
+            points = [(i + 1, p * 1e3) for i, p in enumerate(predicted) if isinstance(p, (int, float)) and p > 0]
+            if points:
+                ax.scatter([x for x, _ in points], [y for _, y in points], s=14, marker=marker, alpha=0.6,
+                           label=f"#{r['id']} {key.replace('_', ' ')}")
     ax.set_xlabel("measurements")
-    ax.set_ylabel("time (ms): best so far (line), each candidate (dots)")
+    ax.set_yscale("log")  # a slow candidate is often 100x the best
+    ax.set_ylabel("time (ms): best so far (line), each candidate (dots),\npredicted by the cost models (x learned, + analytic)")
     ax.set_title("tuning curves")
     ax.legend(fontsize=7)
     save(fig, out, "tuning_curves", written)
