@@ -214,13 +214,17 @@ struct Row {
     std::string status; // "measured", "done before", "failed"
     int64_t record = 0;
     std::string measured, error;
-    double efficiency = -1; // chips: roofline bound / cycles
+    double efficiency = -1; // chips: problem bound / cycles
 };
 
 double efficiency_of(const MeasuredSchedule &m) {
     const nlohmann::json d = nlohmann::json::parse(m.details);
-    if (m.measurement.kind != Measurement::Kind::Cycles || !d.contains("roofline_cycles")) return -1;
-    return d["roofline_cycles"].get<double>() / double(m.measurement.cycles);
+    if (m.measurement.kind != Measurement::Kind::Cycles) return -1;
+    // The problem bound (the algorithm's, whatever the schedule moved); records stored before it
+    // existed have only the program's roofline.
+    for (const char *bound : {"problem_bound_cycles", "roofline_cycles"})
+        if (d.contains(bound) && d[bound].get<double>() > 0) return d[bound].get<double>() / double(m.measurement.cycles);
+    return -1;
 }
 
 class Progress {

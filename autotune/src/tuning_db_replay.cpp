@@ -50,6 +50,8 @@ MeasuredSchedule measure_on_chip(const Pipeline &pipeline, const std::vector<std
                               {"mac_dtype", r.mac_dtype},
                               {"roofline_cycles", r.roofline_cycles},
                               {"roofline_limiter", r.roofline_limiter},
+                              {"problem_bound_cycles", r.problem_bound_cycles},
+                              {"problem_bound_limiter", r.problem_bound_limiter},
                               {"dram_bytes", dram == r.bytes.end() ? 0 : dram->second},
                               {"bytes", r.bytes},
                               {"dram_bytes_per_cycle", program.target.dram.bytes_per_cycle}};

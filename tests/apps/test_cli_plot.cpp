@@ -56,13 +56,20 @@ TEST(CliPlot, DrawsTheDatabaseAndTheReportRendersInChromium) {
 
     // The host point's record keeps its tuning curve, with the cost models' predictions for each
     // candidate beside its measured time (what tuning_curves draws).
-    for (const TuningRecord &r : TuningDatabase(db).list())
+    for (const TuningRecord &r : TuningDatabase(db).list()) {
+        // A chip point's record keeps its problem bound (the plots' bound), below its cycles.
+        if (r.target_name != "host" && r.measurement.kind == Measurement::Kind::Cycles && r.details != "{}") {
+            const auto d = nlohmann::json::parse(r.details);
+            EXPECT_GT(d["problem_bound_cycles"].get<double>(), 0.0) << r.details;
+            EXPECT_LE(d["problem_bound_cycles"].get<double>(), double(r.measurement.cycles)) << r.details;
+        }
         if (r.target_name == "host") {
             const auto d = nlohmann::json::parse(r.details);
             ASSERT_TRUE(d.contains("history")) << r.details;
             EXPECT_EQ(d["predicted_analytic"].size(), d["history"].size()) << r.details;
             EXPECT_EQ(d["predicted_learned"].size(), d["history"].size()) << r.details;
         }
+    }
 
     const std::string out = (dir / "plots").string();
     const CommandResult plot = tessera_cli("plot '" + db + "' -o '" + out + "' --json");

@@ -4,13 +4,13 @@
 Reads the SQLite file read-only and writes into DIR, each as PNG and SVG:
   roofline_<target>   per chip target: every record's achieved MACs/cycle against its
                       arithmetic intensity (MACs per byte of DRAM, or of MEM on chips without
-                      DRAM), with its problem bound (chipsim's roofline cycles), under the
+                      DRAM), with its problem bound (chipsim's problem_bound), under the
                       compute roof (the chip's peak MACs/cycle) and the DRAM bandwidth roof,
                       all taken from chipsim's report as stored with the record;
   tuning_curves       per tuned workload: the best time found against measurements, each
                       candidate's time, and what the cost models predicted for it beforehand;
   heatmap_<target>_<op> per chip target and op with M and N parameters: the fraction of the
-                      problem bound (chipsim's roofline cycles / measured cycles) over M x N,
+                      problem bound (chipsim's problem bound / measured cycles) over M x N,
                       the best over the other parameters;
 and report.html, one self-contained page (images inlined) with the plots and the records.
 Exit status 1 with a message on stderr for anything it cannot read.
@@ -74,10 +74,17 @@ def safe_name(text):
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in text)
 
 
-def efficiency(r):
+def bound_cycles(r):
+    """The problem bound of a chip record (chipsim: the algorithm's MACs at peak and its inputs and
+    outputs crossing each level once); records stored before it existed give their program's
+    roofline instead."""
     d = r["details"]
-    if r["cycles"] and d.get("roofline_cycles"):
-        return d["roofline_cycles"] / r["cycles"]
+    return d.get("problem_bound_cycles") or d.get("roofline_cycles")
+
+
+def efficiency(r):
+    if r["cycles"] and bound_cycles(r):
+        return bound_cycles(r) / r["cycles"]
     return None
 
 
@@ -100,7 +107,7 @@ def rooflines(records, out, written):
         bandwidth = max(r["details"].get("dram_bytes_per_cycle", 0) for r in rs) if level == "DRAM" else 0
         xs = [r["details"]["macs"] / traffic(r)[1] for r in rs]
         ys = [r["details"]["macs"] / r["cycles"] for r in rs]
-        bounds = [r["details"]["macs"] / r["details"]["roofline_cycles"] for r in rs if r["details"].get("roofline_cycles")]
+        bounds = [r["details"]["macs"] / bound_cycles(r) for r in rs if bound_cycles(r)]
         fig, ax = plt.subplots(figsize=(7, 4.5))
         lo, hi = min(xs) / 2, max(xs) * 2
         grid = [lo * (hi / lo) ** (i / 200) for i in range(201)]
