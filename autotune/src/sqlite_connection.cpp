@@ -25,7 +25,7 @@ std::string advice(int rc) {
 } // namespace
 
 SqliteConnection::SqliteConnection(const std::string &path, bool read_only, bool create, int busy_timeout_ms)
-    : path_(path) {
+    : path_(path), busy_timeout_ms_(busy_timeout_ms) {
     int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
     if (create && !read_only) flags |= SQLITE_OPEN_CREATE;
     // NOMUTEX: a connection is used by one thread at a time (documented on TuningDatabase).
@@ -42,6 +42,27 @@ SqliteConnection::SqliteConnection(const std::string &path, bool read_only, bool
 }
 
 SqliteConnection::~SqliteConnection() { sqlite3_close(db_); }
+
+std::string SqliteConnection::journal_mode_wal() {
+    constexpr int kPauseMs = 5;
+    for (int waited = 0;; waited += kPauseMs) {
+        std::string mode;
+        char *err = nullptr;
+        const int rc = sqlite3_exec(
+            db_, "PRAGMA journal_mode = WAL",
+            [](void *out, int, char **values, char **) {
+                *static_cast<std::string *>(out) = values[0] ? values[0] : "";
+                return 0;
+            },
+            &mode, &err);
+        std::string msg = err ? err : sqlite3_errstr(rc);
+        sqlite3_free(err);
+        if (rc == SQLITE_OK) return mode;
+        if (((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) || waited >= busy_timeout_ms_)
+            throw Error("tuning database " + path_ + ": switching to WAL journaling: " + msg + advice(rc));
+        sqlite3_sleep(kPauseMs);
+    }
+}
 
 void SqliteConnection::fail(int rc, const std::string &what) const {
     throw Error("tuning database " + path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc)) +

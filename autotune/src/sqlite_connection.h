@@ -27,10 +27,15 @@ public:
     void exec(const std::string &sql);
     /// Throws the tessera::Error for SQLite result `rc` while doing `what`.
     [[noreturn]] void fail(int rc, const std::string &what) const;
+    /// Switches the file to WAL journaling and returns the mode SQLite reports. Retried until the
+    /// busy timeout: two processes creating one file race for the exclusive lock the switch needs,
+    /// and SQLite answers the loser SQLITE_BUSY at once instead of calling the busy handler.
+    std::string journal_mode_wal();
 
 private:
     sqlite3 *db_ = nullptr;
     std::string path_;
+    int busy_timeout_ms_ = 0;
 };
 
 /// A prepared statement; bind parameters are 1-based, columns 0-based (as in SQLite).

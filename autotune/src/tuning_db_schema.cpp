@@ -176,13 +176,9 @@ int prepare_tuning_schema(SqliteConnection &db, bool read_only) {
     }
     // WAL: readers and one writer at a time never block each other, and a commit is one append.
     // Setting it needs the file to itself; it persists in the file, so later opens find it set.
-    {
-        Statement s(db, "PRAGMA journal_mode = WAL");
-        s.step();
-        if (s.text(0) != "wal")
-            throw Error("tuning database " + path + ": cannot switch it to WAL journaling (SQLite kept '" + s.text(0) +
-                        "'); the file system may not support shared memory — put the database on a local disk");
-    }
+    if (const std::string mode = db.journal_mode_wal(); mode != "wal")
+        throw Error("tuning database " + path + ": cannot switch it to WAL journaling (SQLite kept '" + mode +
+                    "'); the file system may not support shared memory — put the database on a local disk");
     // FULL: a commit reaches the disk before add() returns, so a record survives a power loss
     // too, not only a killed process. Measuring a schedule costs far more than the sync.
     db.exec("PRAGMA synchronous = FULL");
