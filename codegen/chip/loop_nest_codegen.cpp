@@ -529,9 +529,11 @@ private:
     void join_wave(const Nest &n) {
         if (wave_limit_ <= 1) return;
         std::string key = std::to_string(pt_.lane_min);
-        for (auto &[var, value] : scope_)
+        for (const auto &entry : scope_) {
+            const std::string &var = entry.first; // (a lambda cannot capture a structured binding in clang 14)
             if (std::any_of(n.args.begin(), n.args.end(), [&](const Expr &a) { return mentions(a, var); }))
-                key += "," + var + "=" + to_string(value);
+                key += "," + var + "=" + to_string(entry.second);
+        }
         if (n.row && !n.reduce) key += ",row=" + std::to_string(pt_.row_min);
         auto it = std::find(wave_pieces_.begin(), wave_pieces_.end(), key);
         if (it == wave_pieces_.end()) {
@@ -596,7 +598,7 @@ private:
         if (phase_ == Phase::Loads) return gather_loads(fold_tile_constants(resolve(n.value)));
         ++statements_;
         join_wave(n);
-        Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage};
+        Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage, {}};
         // Constants folded with the unrolled loops' values (fp32(20) is an immediate).
         const Expr value = expand_for_vxm(fold_tile_constants(resolve(n.value)));
         const Expr reduced = n.reduce ? expand_for_vxm(fold_tile_constants(resolve(n.reduced))) : Expr();
