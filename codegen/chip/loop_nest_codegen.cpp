@@ -191,7 +191,6 @@ public:
     LoopNestCompiler(ChipProgram &cp, const LoweredModule &m, const std::map<std::string, int> &lanes, const Pipeline &p)
         : cp_(cp), t_(cp.target), model_(t_), emitter_(model_), m_(m), lanes_(lanes), L_(t_.lanes(DType::FP32)) {
         for (const Input &in : p.inputs()) input_types_.emplace(in.name(), in);
-        for (size_t o = 0; o < m.outputs.size(); ++o) output_index_[m.outputs[o].name] = int(o);
         for (const ProvideSite &s : provide_sites(m.body)) {
             if (s.stage > 0) stored_whole_.insert(s.func);
             for (const Expr &c : func_calls(s.value)) stored_whole_.insert(c.as<Call>()->name);
@@ -222,8 +221,8 @@ public:
             if (o.whole) {
                 chipsim::OffchipView v;
                 v.tensor = o.tensor;
-                v.inner_bytes = o.layout.rows * t_.vector_bytes;
-                emitter_.store(v, o.tile, name + " (whole)");
+                v.inner_bytes = o.on_chip.layout.rows * t_.vector_bytes;
+                emitter_.store(v, o.on_chip.tile, name + " (whole)");
             }
         declare_constants();
         cp_.program.target = t_.name;
@@ -240,16 +239,15 @@ private:
         std::vector<int64_t> shape, lo, hi, stride;
         DType dtype = DType::FP32;
     };
-    struct OutputPlan {
-        std::string tensor;
-        RowLayout layout;
-        bool whole = false; ///< Kept on chip whole (it has updates or is read), stored at the end.
-        TileRef tile;
-        DType dtype = DType::FP32;
-    };
     struct Stored {
         RowLayout layout;
         TileRef tile;
+    };
+    struct OutputPlan {
+        std::string tensor;
+        Stored on_chip; ///< Its layout; its tile when kept whole.
+        bool whole = false; ///< Kept on chip whole (it has updates or is read), stored at the end.
+        DType dtype = DType::FP32;
     };
     /// The tiles one vector statement loads and computes, handed back when it is done.
     struct Statement {
@@ -336,9 +334,6 @@ private:
     /// A perfect nest of loops (with lets and guards) around one Provide: compiled as vector
     /// statements. False when `s` is not one.
     bool vector_nest(const Stmt &s) {
-        struct Loop {
-            const For *f;
-        };
         std::vector<const For *> loops;
         std::vector<std::pair<std::string, Expr>> lets;
         std::vector<Expr> guards;
@@ -628,7 +623,7 @@ private:
             const TileRef v = value_of(st, value);
             auto out = outputs_.find(n.func);
             if (out != outputs_.end() && !out->second.whole) {
-                const auto [first, step] = rows_of(out->second.layout, n.args, n.stage);
+                const auto [first, step] = rows_of(out->second.on_chip.layout, n.args, n.stage);
                 chipsim::OffchipView view;
                 view.tensor = out->second.tensor;
                 view.offset = first * t_.vector_bytes;
@@ -669,11 +664,7 @@ private:
         auto it = stored_.find(func);
         if (it != stored_.end()) return &it->second;
         auto o = outputs_.find(func);
-        if (o != outputs_.end() && o->second.whole) {
-            whole_output_.layout = o->second.layout;
-            whole_output_.tile = o->second.tile;
-            return &whole_output_;
-        }
+        if (o != outputs_.end() && o->second.whole) return &o->second.on_chip;
         throw Error("chip backend: " + what + " uses " + func + ", which the chip compiler has not placed on chip");
     }
 
@@ -1236,20 +1227,20 @@ private:
             OutputPlan plan;
             plan.tensor = "out" + std::to_string(o);
             std::vector<int64_t> shape = cp_.output_shapes.at(o);
-            plan.layout = RowLayout(lane->second, std::vector<int64_t>(shape.size(), 0), shape, L_);
+            plan.on_chip.layout = RowLayout(lane->second, std::vector<int64_t>(shape.size(), 0), shape, L_);
             plan.dtype = lane_dtype(b.type, "output " + b.name);
             plan.whole = stored_whole_.count(b.name) > 0;
             std::vector<int64_t> chip;
             std::vector<int> dims(shape.size());
             for (size_t d = 0; d < shape.size(); ++d)
-                if (int(d) != plan.layout.lane) {
+                if (int(d) != plan.on_chip.layout.lane) {
                     dims[d] = int(chip.size());
                     chip.push_back(shape[d]);
                 }
-            dims[size_t(plan.layout.lane)] = int(chip.size());
-            chip.push_back(plan.layout.chunks * L_);
+            dims[size_t(plan.on_chip.layout.lane)] = int(chip.size());
+            chip.push_back(plan.on_chip.layout.chunks * L_);
             declare(cp_, plan.tensor, b.name, plan.dtype, chip, shape, dims, {}, true);
-            if (plan.whole) plan.tile = place(plan.layout.rows, "output " + b.name);
+            if (plan.whole) plan.on_chip.tile = place(plan.on_chip.layout.rows, "output " + b.name);
             outputs_[b.name] = plan;
         }
     }
@@ -1262,7 +1253,6 @@ private:
     std::map<std::string, int> lanes_;
     const int64_t L_;
     std::map<std::string, Input> input_types_;
-    std::map<std::string, int> output_index_;
     std::set<std::string> stored_whole_;
     std::map<std::string, Expr> scope_;
     enum class Phase { Bounds, Loads, Emit } phase_ = Phase::Bounds;
@@ -1284,7 +1274,6 @@ private:
     std::map<std::string, InputPlan> inputs_;
     std::map<std::string, OutputPlan> outputs_;
     std::map<std::string, Stored> stored_;
-    Stored whole_output_;
     std::vector<double> float_constants_, int_constants_;
     int64_t placed_ = 0, statements_ = 0;
 };

@@ -3,9 +3,11 @@
 // evaluator (the oracle), with the tolerance of the operands' dtype.
 #include <gtest/gtest.h>
 
+#include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_backend.h>
 #include <tessera/ops.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -42,6 +44,18 @@ inline void expect_chip_error(const Pipeline &p, const std::vector<int64_t> &sha
     } catch (const Error &e) {
         EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << chip << ": " << e.what();
     }
+}
+
+/// `t` edited to 32-byte vectors: MEM/SPAD rows of 32 bytes, an MXM whose rows are one vector
+/// (int8 32x32, bf16 16x16), a VXM of at most one vector a cycle.
+inline chipsim::Target with_32_byte_vectors(chipsim::Target t) {
+    t.vector_bytes = 32;
+    t.vxm.bytes_per_cycle = std::min(t.vxm.bytes_per_cycle, 32);
+    for (auto &m : t.memories)
+        if (!m.accumulator) m.row_bytes = 32;
+    t.mxm.int8.k = t.mxm.int8.n = 32;
+    t.mxm.floating.k = t.mxm.floating.n = 16;
+    return t;
 }
 
 /// A random buffer of `type` and `shape`.

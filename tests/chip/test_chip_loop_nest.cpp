@@ -29,14 +29,7 @@ std::string chip_target(const std::string &variant) {
     const std::string base = variant.rfind("tsp-mini", 0) == 0 ? "tsp-mini" : "npu-edge";
     chipsim::Target t = chipsim::load_target(base);
     t.name = variant;
-    if (variant.find("-v32") != std::string::npos) {
-        t.vector_bytes = 32;
-        t.vxm.bytes_per_cycle = std::min(t.vxm.bytes_per_cycle, 32);
-        for (auto &m : t.memories)
-            if (!m.accumulator) m.row_bytes = 32;
-        t.mxm.int8.k = t.mxm.int8.n = 32;
-        t.mxm.floating.k = t.mxm.floating.n = 16;
-    }
+    if (variant.find("-v32") != std::string::npos) t = test::with_32_byte_vectors(t);
     if (variant.find("-4banks") != std::string::npos)
         for (auto &m : t.memories)
             if (!m.accumulator) {

@@ -15,14 +15,8 @@ namespace {
 /// A built-in chip with 32-byte vectors (MEM/SPAD rows of 32 bytes, an MXM whose rows are one
 /// vector: int8 32x32, bf16 16x16), written to a file of this test's own.
 std::string narrow_vector_chip(const std::string &builtin) {
-    chipsim::Target t = chipsim::load_target(builtin);
+    chipsim::Target t = test::with_32_byte_vectors(chipsim::load_target(builtin));
     t.name = builtin + "-v32";
-    t.vector_bytes = 32;
-    t.vxm.bytes_per_cycle = std::min(t.vxm.bytes_per_cycle, 32);
-    for (auto &m : t.memories)
-        if (!m.accumulator) m.row_bytes = 32;
-    t.mxm.int8.k = t.mxm.int8.n = 32;
-    t.mxm.floating.k = t.mxm.floating.n = 16;
     const std::string path = (tessera_test::unique_temp_dir() / (t.name + ".json")).string();
     std::ofstream(path) << t.to_json();
     return path;
