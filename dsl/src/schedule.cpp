@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tessera/error.h"
+#include "tessera/limits.h"
 
 namespace tessera {
 
@@ -232,6 +233,9 @@ void require_fresh(const std::string &stage_name, const StageLoopNames &n, const
 
 void require_factor(const std::string &stage_name, const Directive &d, int64_t f) {
     if (f < 1) fail(stage_name, d, "the factor must be positive, got " + std::to_string(f));
+    if (f > limits::kMaxExtent)
+        fail(stage_name, d, "the factor must be at most " + std::to_string(limits::kMaxExtent) + " (the largest extent), got " +
+                                std::to_string(f));
 }
 
 void split_names(const std::string &stage_name, StageLoopNames &n, const Directive &d, const std::string &old,

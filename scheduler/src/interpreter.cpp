@@ -13,6 +13,7 @@
 
 #include "tessera/error.h"
 #include "tessera/half.h"
+#include "tessera/limits.h"
 #include "tessera/ir_printer.h"
 
 namespace tessera {
@@ -486,12 +487,16 @@ SFn Compiler::stmt(const Stmt &s) {
         const Type t = a->type;
         const std::string name = a->name;
         return [extents, slot, body, t, name](Frame &fr) {
-            int64_t n = 1;
+            std::vector<int64_t> dims;
             for (const auto &e : extents) {
                 int64_t x = e(fr).i;
                 if (x < 0) throw Error("interpreter: allocation of " + name + " has a negative extent");
-                n *= x;
+                dims.push_back(x);
             }
+            std::string problem;
+            const auto size = limits::tensor_size(dims, t.bytes(), &problem, 0);
+            if (!size) throw Error("interpreter: the allocation of " + name + " is too large: " + problem);
+            const int64_t n = size->elements;
             std::unique_ptr<uint8_t[]> storage(new uint8_t[static_cast<size_t>(std::max<int64_t>(n, 1) * t.bytes())]());
             BufferSlot saved = fr.bufs[static_cast<size_t>(slot)];
             fr.bufs[static_cast<size_t>(slot)] = BufferSlot{storage.get(), n, t};

@@ -87,6 +87,7 @@ LoweredModule lower_impl(const Pipeline &p, const Target &target, const std::vec
         }
     // Twice: the first pass substitutes constant lets, which lets the second decide guards.
     s = simplify(simplify(s));
+    s = trim_no_op_iterations(s);
     // For the host's code generator only: chip code generators map loop nests onto units as
     // lowered, and the interpreter gains nothing from it (its printout stays one loop per loop).
     if (target.kind() == Target::Kind::Host) s = partition_loops(s);

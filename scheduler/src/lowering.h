@@ -137,6 +137,16 @@ Stmt substitute(const std::map<std::string, Expr> &replacements, const Stmt &s);
 Expr simplify_with_bounds(const Expr &e, const IntervalScope &scope);
 Stmt simplify_with_bounds(const Stmt &s, const IntervalScope &scope);
 
+/// simplify.cpp: whether `s` does nothing (undefined, or the evaluation of a constant).
+bool is_no_op(const Stmt &s);
+
+/// trim_no_op_iterations.cpp: each loop of constant extent whose last iterations provably do
+/// nothing (a guarded split whose factor exceeds the extent) stops before them.
+Stmt trim_no_op_iterations(const Stmt &s);
+
+/// partition_loops.cpp: how many IfThenElse statements `s` holds.
+int count_ifs(const Stmt &s);
+
 /// partition_loops.cpp: each serial loop of constant extent whose tail guards hold in all but
 /// its last iteration becomes a guard-free loop over those iterations plus the last one.
 Stmt partition_loops(const Stmt &s);

@@ -23,12 +23,6 @@ public:
     int count = 0;
 };
 
-int count_ifs(const Stmt &s) {
-    CountIfs c;
-    s.accept(&c);
-    return c.count;
-}
-
 class PartitionLoops : public IRMutator {
 protected:
     using IRMutator::visit;
@@ -57,6 +51,12 @@ private:
 };
 
 } // namespace
+
+int count_ifs(const Stmt &s) {
+    CountIfs c;
+    s.accept(&c);
+    return c.count;
+}
 
 Stmt partition_loops(const Stmt &s) {
     PartitionLoops p;

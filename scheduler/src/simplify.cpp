@@ -17,7 +17,19 @@
 
 namespace tessera {
 
+namespace internal {
+
+bool is_no_op(const Stmt &s) {
+    if (!s.defined()) return true;
+    const Evaluate *e = s.as<Evaluate>();
+    return e && is_const(e->value);
+}
+
+} // namespace internal
+
 namespace {
+
+using internal::is_no_op;
 
 bool foldable(Type t) { return t.is_int() || (t.is_uint() && t.bits() <= 32) || t.is_bool(); }
 
@@ -51,11 +63,6 @@ int64_t euclid_mod(int64_t a, int64_t b) {
     return r;
 }
 
-bool is_no_op(const Stmt &s) {
-    if (!s.defined()) return true;
-    const Evaluate *e = s.as<Evaluate>();
-    return e && is_const(e->value);
-}
 
 Stmt no_op() { return Evaluate::make(Expr(0)); }
 

@@ -105,6 +105,63 @@ TEST(Directives, SplitLargerThanExtentStillCorrect) {
     g.check();
 }
 
+TEST(Directives, SplitFarLargerThanExtentRunsOnlyTheExtent) {
+    // The iterations past the extent do nothing, so the lowering drops them: a split by 2^30 of
+    // an 11-point loop runs 11 iterations, and a vectorize by 2^30 is 11 lanes wide.
+    Image guarded;
+    guarded.f.split(guarded.x, "xo", "xi", 1 << 30, TailStrategy::GuardWithIf);
+    auto facts = guarded.facts();
+    ASSERT_NE(facts.loop("f.s0.xi"), nullptr);
+    EXPECT_EQ(facts.loop("f.s0.xi")->extent, 11);
+    EXPECT_EQ(facts.ifs, 0) << "the guard holds in every iteration kept";
+    guarded.check();
+
+    Image vectorized;
+    vectorized.f.vectorize(vectorized.x, 1 << 30);
+    ASSERT_NE(vectorized.facts().loop("f.s0.x.v"), nullptr);
+    EXPECT_EQ(vectorized.facts().loop("f.s0.x.v")->extent, 11);
+    vectorized.check();
+
+    Matmul reduction;
+    reduction.C.update().split(reduction.k, "ko", "ki", 1 << 30, TailStrategy::GuardWithIf);
+    EXPECT_EQ(reduction.facts().loop("C.s1.ki")->extent, 5);
+    reduction.check();
+}
+
+TEST(Directives, SplitOfAProducerAtAConsumerTileTrimsToTheTile) {
+    // g's extent at f's row is symbolic until bounds inference: the trim works on the lowered nest.
+    Input A(Int(32), {6, 9}, "A");
+    Var y("y"), x("x");
+    Func g("g"), f("f");
+    g(y, x) = A(y, x) * 2 + 1;
+    f(y, x) = g(y, x) - g(y, min(x + 1, 8));
+    g.compute_at(f, y).split(x, "xo", "xi", 1 << 20, TailStrategy::GuardWithIf);
+    auto facts = StmtFacts(lower(Pipeline(f), Target::interpreter(), {{6, 9}}).body);
+    ASSERT_NE(facts.loop("g.s0.xi"), nullptr);
+    EXPECT_EQ(facts.loop("g.s0.xi")->extent, 9);
+    Buffer<int32_t> a({6, 9});
+    a.fill_random(5);
+    expect_matches_reference(f, {6, 9}, {{A, a}});
+}
+
+TEST(Directives, AnAllocationBeyondTheTensorLimitIsAnError) {
+    // round_up computes the whole rounded-up range: 2^30 columns of g are 2^32 int32 elements.
+    Input A(Int(32), {4, 6}, "A");
+    Var y("y"), x("x");
+    Func g("g"), f("f");
+    g(y, x) = A(y, x) + 1;
+    f(y, x) = g(y, x) * 3;
+    g.compute_root().split(x, "xo", "xi", 1 << 30, TailStrategy::RoundUp);
+    Buffer<int32_t> a({4, 6});
+    a.fill_random(9);
+    try {
+        Pipeline(f).realize({{4, 6}}, {{A, a}}, Target::interpreter());
+        ADD_FAILURE() << "no error";
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find("allocation of g is too large"), std::string::npos) << e.what();
+    }
+}
+
 TEST(Directives, ReorderIsOutermostFirst) {
     Image im;
     im.f.reorder(im.x, im.y);

@@ -52,6 +52,16 @@ std::vector<Case> cases() {
          {"schedule of f", "split(j, jo, ji, 0)", "positive"}},
         {"split factor negative", [](Algorithms &a) { a.C.update().split(a.i, "io", "ii", -3); return std::make_pair(Pipeline(a.C), Shapes{{9, 5}}); },
          {"schedule of C.update(0)", "split", "positive"}},
+        {"split factor beyond any extent", [](Algorithms &a) {
+             Schedule s;
+             Directive d;
+             d.kind = DirectiveKind::Split;
+             d.vars = {"j", "jo", "ji"};
+             d.factors = {int64_t(1) << 32}; // from JSON: the API's int cannot say it
+             s.add("f", 0, d);
+             Pipeline(a.f).set_schedule(s);
+             return std::make_pair(Pipeline(a.f), Shapes{{9, 7}}); },
+         {"schedule of f", "split", "at most 2147483647", "4294967296"}},
         {"split unknown var", [](Algorithms &a) { a.f.split(a.x, "xo", "xi", 2); return std::make_pair(Pipeline(a.f), Shapes{{9, 7}}); },
          {"schedule of f", "split", "unknown loop 'x'", "i, j"}},
         {"split already split var", [](Algorithms &a) { a.f.split(a.j, "jo", "ji", 2).split(a.j, "a", "b", 2); return std::make_pair(Pipeline(a.f), Shapes{{9, 7}}); },
