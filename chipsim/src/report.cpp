@@ -38,6 +38,16 @@ std::string Report::to_json() const {
         j["problem_bound"] = {{"cycles", r6(problem_bound_cycles)},
                               {"limiter", problem_bound_limiter},
                               {"fraction", cycles > 0 ? r6(problem_bound_cycles / double(cycles)) : 0.0}};
+    if (!stages.empty()) {
+        j["stages"] = nlohmann::ordered_json::array();
+        for (const StageReport &s : stages)
+            j["stages"].push_back({{"name", s.name},
+                                   {"instructions", s.instructions},
+                                   {"first_cycle", s.first_cycle},
+                                   {"last_cycle", s.last_cycle},
+                                   {"macs", s.macs},
+                                   {"busy_cycles", s.busy_cycles}});
+    }
     return j.dump(2);
 }
 
@@ -72,6 +82,15 @@ std::string Report::to_text() const {
         std::snprintf(buf, sizeof buf, "  %-12s busy %10lld  lanes %2d  utilization %.3f\n", u.name.c_str(),
                       (long long)u.busy_cycles, u.lanes, u.utilization);
         o << buf;
+    }
+    if (!stages.empty()) o << "stages (cycles each unit was busy for the stage):\n";
+    for (const StageReport &s : stages) {
+        std::snprintf(buf, sizeof buf, "  %-24s %8lld instructions  cycles %lld..%lld", s.name.c_str(), (long long)s.instructions,
+                      (long long)s.first_cycle, (long long)s.last_cycle);
+        o << buf;
+        for (const auto &[unit, c] : s.busy_cycles)
+            if (c > 0) o << "  " << unit << "=" << c;
+        o << "\n";
     }
     return o.str();
 }

@@ -234,10 +234,26 @@ struct RunState {
     std::map<DType, int64_t> macs_by_dtype;
     double mac_peak_cycles = 0;
     std::vector<int32_t> placed; ///< Op seqs in placement order.
+    std::vector<StageReport> stages; ///< Per Program::stages entry.
 
     RunState(const Program &p, const TimingModel &m, const SimOptions &o)
         : program(p), model(m), options(o), ops(expand(p, m)), table(m.make_table()), hazards(m.target(), p, ops) {
         if (o.functional) machine.emplace(m.target(), p, o.inputs);
+        for (const std::string &name : p.stages) stages.push_back(StageReport{name});
+    }
+
+    /// Adds a placed instruction to its stage's profile (units as the report lists them).
+    void profile(const Op &op, const Placement &pl) {
+        if (op.in.stage < 0 || size_t(op.in.stage) >= stages.size()) return;
+        StageReport &s = stages[size_t(op.in.stage)];
+        s.first_cycle = s.instructions == 0 ? pl.start : std::min(s.first_cycle, pl.start);
+        s.last_cycle = std::max(s.last_cycle, pl.end);
+        ++s.instructions;
+        s.macs += op.use.macs;
+        for (const auto &[resource, cycles] : pl.busy) {
+            const ResourceInfo &info = model.resource_table()[size_t(resource)];
+            if (info.kind != ResourceKind::BankPort && info.kind != ResourceKind::SlicePort) s.busy_cycles[info.name] += cycles;
+        }
     }
 
     /// Places op at `start` (resources already known free or stalled for), checks hazards,
@@ -245,6 +261,7 @@ struct RunState {
     Placement commit(const Op &op, const std::vector<RowAccess> &acc, int64_t start, int64_t ready) {
         Placement pl = model.reserve(op.use, table, start, op.seq);
         hazards.check_and_record(acc, op, pl.start, pl.end);
+        profile(op, pl);
         placed.push_back(op.seq);
         result.timings.push_back({op.index, ready, pl.start, pl.end});
         for (auto &[level, b] : op.use.bytes) bytes[level] += b;
@@ -452,6 +469,8 @@ void finish_report(RunState &rs) {
         u.utilization = std::min(1.0, double(u.busy_cycles) / (span * info.lanes));
         r.units.push_back(u);
     }
+    for (const StageReport &s : rs.stages)
+        if (s.instructions > 0) r.stages.push_back(s);
     std::sort(r.units.begin(), r.units.end(), [](const UnitReport &a, const UnitReport &b) { return a.name < b.name; });
     std::map<std::string, int64_t> roof_bytes;
     for (auto &[level, b] : r.bytes)

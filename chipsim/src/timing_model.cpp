@@ -670,6 +670,7 @@ Placement TimingModel::reserve(const ResourceUse &use, ReservationTable &table, 
             Interval iv = b;
             iv.owner = owner;
             table.add(h.resource, 0, iv);
+            p.busy.emplace_back(h.resource, b.end - b.begin);
         }
         if (!p.bursts.empty()) p.end = std::max(p.end, p.bursts.back().end + use.bandwidth_tail);
     }
@@ -679,6 +680,7 @@ Placement TimingModel::reserve(const ResourceUse &use, ReservationTable &table, 
         int64_t e = h.until_end ? p.end : b + h.duration;
         if (e <= b) continue;
         for (int k = 0; k < h.lanes; ++k) table.add_to_any_lane(h.resource, {b, e, owner});
+        p.busy.emplace_back(h.resource, (e - b) * h.lanes);
     }
     return p;
 }

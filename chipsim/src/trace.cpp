@@ -34,9 +34,16 @@ std::string chrome_trace_json(const SimResult &result, const Program &program, c
         std::string name = text;
         if (in.cycle >= 0) name = text.substr(text.find(' ') + 1);
         name = name.substr(0, name.find(' '));
+        ordered_json args = {{"instruction", e.instruction}, {"text", text}, {"begin_cycle", e.begin}, {"end_cycle", e.end}};
+        // A compiled program's instructions carry their schedule stage: the box says which.
+        if (in.stage >= 0 && size_t(in.stage) < program.stages.size()) {
+            const std::string &stage = program.stages[size_t(in.stage)];
+            name = stage + ": " + name;
+            args["stage"] = stage;
+        }
         events.push_back({{"name", name}, {"cat", e.track}, {"ph", "X"}, {"pid", 0}, {"tid", tids[e.track]},
                           {"ts", double(e.begin) * us_per_cycle}, {"dur", double(e.end - e.begin) * us_per_cycle},
-                          {"args", {{"instruction", e.instruction}, {"text", text}, {"begin_cycle", e.begin}, {"end_cycle", e.end}}}});
+                          {"args", args}});
     }
     ordered_json doc;
     doc["traceEvents"] = events;

@@ -376,6 +376,16 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     (void)bindings;
     ChipProgram cp = compile_pipeline(pipeline, target, output_shapes);
     cp.problem = internal::chip::problem_size(pipeline, output_shapes);
+    // The loop-nest compiler labels each stage's instructions; a hand-written library kernel's
+    // are one stage of the profile, named after what it computes.
+    auto &instructions = cp.program.instructions;
+    if (std::any_of(instructions.begin(), instructions.end(), [](const chipsim::Instruction &in) { return in.stage < 0; })) {
+        std::string name;
+        for (const std::string &o : cp.outputs) name += (name.empty() ? "" : ", ") + o;
+        cp.program.stages.push_back(name + " (library kernel)");
+        for (chipsim::Instruction &in : instructions)
+            if (in.stage < 0) in.stage = int32_t(cp.program.stages.size() - 1);
+    }
     return cp;
 }
 

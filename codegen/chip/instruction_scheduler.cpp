@@ -201,6 +201,7 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
                 sig.op = Opcode::SyncSignal;
                 sig.queue = qa;
                 sig.count = p.semaphore;
+                sig.stage = ops[size_t(y)].in.stage; // the profile counts a sync with the work it orders
                 after[size_t(y)].push_back(sig);
                 p.coverage.push_back(pos + 1);
             }
@@ -209,6 +210,7 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
                 w.op = Opcode::SyncWait;
                 w.queue = queue[x];
                 w.count = p.semaphore;
+                w.stage = ops[x].in.stage;
                 before[x].push_back(w);
                 ++p.consumed;
             }

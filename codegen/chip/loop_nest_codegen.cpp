@@ -214,9 +214,11 @@ public:
         // statement loads its own as it runs.
         phase_ = Phase::Loads;
         walk(m_.body);
+        emitter_.set_stage(stage_index("load inputs"));
         preload_inputs();
         phase_ = Phase::Emit;
         walk(m_.body);
+        emitter_.set_stage(stage_index("store outputs"));
         for (auto &[name, o] : outputs_)
             if (o.whole) {
                 chipsim::OffchipView v;
@@ -430,6 +432,7 @@ private:
                             "TailStrategy::RoundUp or ShiftInwards)");
         if (one_row_.count(provide)) row = nullptr, reduce.reset();
         Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced, provide};
+        emitter_.set_stage(stage_index(stage_name));
         // The nest's tiles that write different elements are independent: they run side by
         // side (interleaved into waves for the in-order static schedule, vector_emitter.h).
         wave_pieces_.clear();
@@ -1130,6 +1133,15 @@ private:
             for (const Expr &k : operands_of(e)) visit(k);
         };
         visit(value);
+    }
+
+    /// The index of the program's stage `name` (Instruction::stage), added when new.
+    int32_t stage_index(const std::string &name) {
+        auto &stages = cp_.program.stages;
+        auto it = std::find(stages.begin(), stages.end(), name);
+        if (it != stages.end()) return int32_t(it - stages.begin());
+        stages.push_back(name);
+        return int32_t(stages.size() - 1);
     }
 
     void preload_inputs() {

@@ -129,6 +129,7 @@ void VectorEmitter::check_sources(const std::vector<TileRef> &srcs, const std::s
 }
 
 void VectorEmitter::emit(Instruction in, const std::string &what) {
+    if (in.stage < 0) in.stage = stage_;
     const bool host_dma = target().dram.bytes == 0 && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore);
     ChipOp op{std::move(in), after_preload_ && !host_dma, what};
     if (!in_wave_) {

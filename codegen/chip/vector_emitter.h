@@ -102,6 +102,8 @@ public:
     /// Compute instructions emitted from now on start after every host load emitted before them
     /// (tsp-mini kernels whose inputs are preloaded, so the kernel's cycles measure the kernel).
     void set_after_preload(bool v) { after_preload_ = v; }
+    /// Instructions emitted from now on belong to stage `index` of the program (its profile).
+    void set_stage(int32_t index) { stage_ = index; }
     /// The instructions, in priority order for instruction_scheduler.h.
     std::vector<ChipOp> take_ops() { return std::move(ops_); }
     /// Scheduled program (static issue cycles on tsp-mini, semaphores on npu-edge).
@@ -124,6 +126,7 @@ private:
     int slices_ = 1, banks_ = 1; ///< Slices per hemisphere and banks per slice of memory_.
     std::vector<ChipOp> ops_;
     bool after_preload_ = false;
+    int32_t stage_ = -1;
     bool in_wave_ = false;
     int lane_ = 0;
     std::vector<std::vector<ChipOp>> wave_ops_;

@@ -72,6 +72,47 @@ TEST_P(ChipLoopNest, RmsNormWrittenByHand) {
                              {{X, test::random_buffer(Float(32), {rows, cols}, 1)}, {W, test::random_buffer(Float(32), {cols}, 2)}}, chip);
 }
 
+TEST_P(ChipLoopNest, ProfileAttributesEveryInstructionToAStage) {
+    // An RMSNorm written by hand: the report's profile has the reduction's two stages, the
+    // normalization and the input loads, every instruction in one of them, and each unit's busy
+    // cycles split among the stages without a cycle lost or counted twice.
+    const std::string chip = chip_target(GetParam());
+    const int rows = 24, cols = 40;
+    Input X(Float(32), {rows, cols}, "X");
+    Var y("y"), x("x");
+    RDom r(0, cols, "r");
+    Func ss("sum_squares"), norm("rms_normalized");
+    ss(y) = 0.0f;
+    ss(y) += X(y, r) * X(y, r);
+    norm(y, x) = X(y, x) * rsqrt(ss(y) / float(cols) + 1e-6f);
+    ss.compute_root();
+    const Bindings b{{X, test::random_buffer(Float(32), {rows, cols}, 3)}};
+    ChipResult result = expect_loop_nest_matches(Pipeline(norm), {{rows, cols}}, b, chip);
+    const chipsim::Report &report = result.report;
+    std::map<std::string, const chipsim::StageReport *> by_name;
+    int64_t instructions = 0;
+    std::map<std::string, int64_t> busy;
+    for (const chipsim::StageReport &s : report.stages) {
+        by_name[s.name] = &s;
+        instructions += s.instructions;
+        EXPECT_LE(s.first_cycle, s.last_cycle) << s.name;
+        for (const auto &[unit, cycles] : s.busy_cycles) busy[unit] += cycles;
+    }
+    for (const char *stage : {"sum_squares", "sum_squares.update(0)", "rms_normalized"})
+        EXPECT_TRUE(by_name.count(stage)) << "no stage " << stage << " in\n" << report.to_text();
+    EXPECT_EQ(instructions, report.instructions) << report.to_text();
+    for (const chipsim::UnitReport &u : report.units) EXPECT_EQ(busy[u.name], u.busy_cycles) << u.name;
+    EXPECT_GT(by_name.at("sum_squares.update(0)")->busy_cycles.at("VXM"), 0);
+    EXPECT_NE(report.to_json().find("\"stages\""), std::string::npos);
+    EXPECT_NE(report.to_text().find("rms_normalized"), std::string::npos);
+    // The Chrome trace names each box's stage.
+    ChipProgram cp = compile_for_chip(Pipeline(norm), Target::named(chip), {{rows, cols}}, b);
+    ChipRunOptions traced;
+    traced.trace = true;
+    const std::string trace = run_on_chip(cp, b, traced).trace_json;
+    EXPECT_NE(trace.find("\"stage\":\"sum_squares.update(0)\""), std::string::npos);
+}
+
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
     const std::string chip = chip_target(GetParam());
     const int rows = 45, cols = 70;
@@ -448,6 +489,9 @@ TEST(ProblemBound, ComesFromTheAlgorithmNotTheSchedule) {
     EXPECT_EQ(npu.report.problem_bound_limiter, "DRAM");
     EXPECT_LE(npu.report.problem_bound_cycles, double(npu.report.cycles));
     EXPECT_NE(npu.report.to_json().find("\"problem_bound\""), std::string::npos);
+    // A library kernel's profile is one stage holding every instruction.
+    ASSERT_EQ(npu.report.stages.size(), 1u);
+    EXPECT_EQ(npu.report.stages[0].instructions, npu.report.instructions);
     ChipResult tsp = realize_library_kernel_on_chip(matmul(A, B), {{128, 96}}, b, Target::named("tsp-mini"));
     EXPECT_EQ(tsp.report.problem_bound_limiter, "compute");
     EXPECT_DOUBLE_EQ(tsp.report.problem_bound_cycles,

@@ -176,6 +176,34 @@ TEST(Timing, AsapScheduleIsAccepted) {
     EXPECT_NO_THROW(simulate(p, model("tsp-mini"), o));
 }
 
+TEST(Timing, StageProfileSplitsEachUnitsBusyCycles) {
+    // The double-buffered npu-edge program, its instructions labelled with two stages by hand
+    // (a compiler's labels): each unit's busy cycles are the sum of the stages' shares, and a
+    // program without labels reports no stages.
+    const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/apps/chip_programs/";
+    Program p = assemble_file(dir + "npu_double_buffer.tasm");
+    SimOptions o;
+    o.inputs["A"] = from_npy(dir + "npu_double_buffer_A.npy", DType::BF16);
+    o.inputs["B"] = from_npy(dir + "npu_double_buffer_B.npy", DType::BF16);
+    EXPECT_TRUE(simulate(p, model("npu-edge"), o).report.stages.empty());
+    p.stages = {"moves", "compute"};
+    for (Instruction &in : p.instructions)
+        in.stage = (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) ? 0 : 1;
+    const Report r = simulate(p, model("npu-edge"), o).report;
+    ASSERT_EQ(r.stages.size(), 2u);
+    EXPECT_EQ(r.stages[0].name, "moves");
+    EXPECT_EQ(r.stages[0].instructions + r.stages[1].instructions, r.instructions);
+    EXPECT_EQ(r.stages[1].macs, r.macs);
+    EXPECT_EQ(r.stages[0].macs, 0);
+    EXPECT_GT(r.stages[0].busy_cycles.at("DRAM"), 0);
+    for (const UnitReport &u : r.units) {
+        int64_t sum = 0;
+        for (const StageReport &s : r.stages)
+            if (s.busy_cycles.count(u.name)) sum += s.busy_cycles.at(u.name);
+        EXPECT_EQ(sum, u.busy_cycles) << u.name;
+    }
+}
+
 TEST(Timing, SameProgramSameReportAndTrace) {
     const std::string dir = std::string(TESSERA_SOURCE_DIR) + "/apps/chip_programs/";
     Program p = assemble_file(dir + "npu_double_buffer.tasm");

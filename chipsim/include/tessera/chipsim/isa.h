@@ -133,6 +133,9 @@ struct Instruction {
     int64_t count = 0;               ///< Semaphore (sync), cycles (nop), repetitions (repeat), streams (drain; 0 = default).
     int64_t distance = 0;            ///< repeat: cycles between repetitions.
     int line = 0;                    ///< Source line (1-based), 0 when built in C++; not compared.
+    /// The schedule stage it belongs to (index in Program::stages), -1 for none: a label for the
+    /// per-stage profile, set by the compiler; not compared, not in the text or binary form.
+    int32_t stage = -1;
     bool operator==(const Instruction &o) const;
 };
 
@@ -175,6 +178,8 @@ struct Program {
     std::vector<TensorDecl> tensors;       ///< In declaration order.
     std::vector<Instruction> instructions;
     std::string source_dir;                ///< Folder of the file it came from, for input files.
+    /// Names of the stages instructions are labelled with (Instruction::stage); not compared.
+    std::vector<std::string> stages;
     /// The declaration named `name`, or nullptr.
     const TensorDecl *tensor(const std::string &name) const;
     bool operator==(const Program &o) const {

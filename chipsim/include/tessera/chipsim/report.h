@@ -17,6 +17,15 @@ struct UnitReport {
     double utilization = 0.0;  ///< busy / (kernel cycles * lanes), 0..1.
 };
 
+/// What one stage of the schedule cost (the compiler labels each instruction with its stage).
+struct StageReport {
+    std::string name;
+    int64_t instructions = 0;
+    int64_t first_cycle = 0, last_cycle = 0;  ///< First start and last end of its instructions.
+    int64_t macs = 0;
+    std::map<std::string, int64_t> busy_cycles; ///< Per unit (UnitReport names); sums to the units' totals.
+};
+
 /// The figures of one run.
 struct Report {
     std::string target;
@@ -42,6 +51,9 @@ struct Report {
     /// algorithm's size; 0 and "" otherwise (a hand-written program).
     double problem_bound_cycles = 0.0;
     std::string problem_bound_limiter;
+    /// Per stage, in the program's stage order, when its instructions are labelled (compiled
+    /// programs); empty for a program read from text or binary.
+    std::vector<StageReport> stages;
 
     /// Human-readable text.
     std::string to_text() const;

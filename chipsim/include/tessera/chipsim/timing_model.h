@@ -127,6 +127,9 @@ std::vector<BankSpan> bank_spans(const MemoryDesc &m, const TileRef &tile);
 struct Placement {
     int64_t start = 0, end = 0;
     std::vector<Interval> bursts;
+    /// Lane-cycles added to each resource's busy time (resource index, cycles): what
+    /// ReservationTable::busy_cycles grows by, so a profile's parts sum to the unit totals.
+    std::vector<std::pair<int, int64_t>> busy;
 };
 
 /// A resource an instruction could not get at its cycle, and who held it.
