@@ -121,7 +121,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
     }
 
     ChipModelProgram program;
-    program.target = target;
+    program.target = target.name();
     for (const std::string &v : order)
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());

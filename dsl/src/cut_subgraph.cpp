@@ -42,9 +42,9 @@ protected:
     using IRMutator::visit;
     Expr visit(const Call *op, const Expr &e) override {
         std::vector<Expr> args;
-        mutate_all(op->args, args);
+        const bool changed = mutate_all(op->args, args);
         if (op->call_type != CallType::Func) {
-            if (args == op->args) return e;
+            if (!changed) return e;
             return op->call_type == CallType::Input ? Call::make_input(op->input, args) : Call::make_intrinsic(op->intrinsic, args);
         }
         const auto callee = op->func.get();

@@ -3,6 +3,7 @@
 #include "tessera/fusion.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "tessera/internal/function.h"
@@ -46,24 +47,33 @@ void apply_fusion_schedule(const Pipeline &pipeline) {
     std::map<std::string, std::vector<Func>> consumers;
     for (const Func &f : funcs)
         for (const Func &p : internal::direct_producers(f)) consumers[p.name()].push_back(f);
+    auto inlined = [&](const Func &f) { return !outputs.count(f.name()) && f.num_updates() == 0 && consumers[f.name()].size() == 1; };
+    // The Func reading `f` element-wise that `f` may be computed at: its only reader, or the end
+    // of a chain of inlined element-wise readers, as long as that end is pure and has loops.
+    auto elementwise_reader = [&](const Func &f) -> std::optional<Func> {
+        Func at = f;
+        do {
+            const std::vector<Func> &readers = consumers[at.name()];
+            if (readers.size() != 1 || readers[0].num_updates() != 0 || readers[0].dimensions() != f.dimensions() || f.dimensions() == 0)
+                return std::nullopt;
+            ElementwiseReads reads(at.name(), readers[0].args());
+            reads.include(readers[0].value());
+            if (!reads.elementwise) return std::nullopt;
+            at = readers[0];
+        } while (inlined(at));
+        return at;
+    };
     for (const Func &f0 : funcs) {
         Func f = f0;
         if (outputs.count(f.name())) continue;
-        const std::vector<Func> &readers = consumers[f.name()];
         if (f.num_updates() == 0) {
-            if (readers.size() == 1) f.compute_inline();
+            if (inlined(f)) f.compute_inline();
             else f.compute_root();
-            continue;
+        } else if (const std::optional<Func> at = elementwise_reader(f)) {
+            f.compute_at(*at, VarOrRVar(at->args().front()));
+        } else {
+            f.compute_root();
         }
-        bool at_consumer = readers.size() == 1 && readers[0].num_updates() == 0 && readers[0].dimensions() == f.dimensions() &&
-                           readers[0].dimensions() > 0;
-        if (at_consumer) {
-            ElementwiseReads reads(f.name(), readers[0].args());
-            reads.include(readers[0].value());
-            at_consumer = reads.elementwise;
-        }
-        if (at_consumer) f.compute_at(readers[0], VarOrRVar(readers[0].args().front()));
-        else f.compute_root();
     }
 }
 

@@ -12,9 +12,10 @@ namespace tessera {
 ///   loop nest, no intermediate tensor);
 /// - a pure Func read by several consumers: compute_root (computed once, not per consumer);
 /// - a Func with updates (matmul, conv, a reduction) whose only consumer is pure and reads it
-///   only at that consumer's own coordinates (bias, activation, residual add):
-///   compute_at(consumer, outermost loop), so each slice of the product is finished by its
-///   epilogue while it is hot; other Funcs with updates: compute_root.
+///   only at that consumer's own coordinates (bias, activation, residual add), directly or
+///   through a chain of such inlined consumers: compute_at(the chain's computed end, its
+///   outermost loop), so each slice of the product is finished by its epilogue while it is
+///   hot; other Funcs with updates: compute_root.
 /// Values are unchanged: only where and when each Func is computed changes.
 void apply_fusion_schedule(const Pipeline &pipeline);
 

@@ -36,7 +36,7 @@ struct ChipModelKernel {
 
 /// A model compiled for a chip: kernels in the order they run.
 struct ChipModelProgram {
-    Target target;
+    std::string target;               ///< The chip target's name.
     std::vector<ChipModelKernel> kernels;
     std::vector<std::string> outputs; ///< The kernel head of each pipeline output, in order.
 };
