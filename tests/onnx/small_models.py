@@ -182,8 +182,54 @@ def shape_arithmetic(out):
     save(out, "shape_arithmetic", g, [x], np.maximum(x.reshape(2, 12), 0))
 
 
+def mlp(out):
+    """Three fully connected layers (MatMul + bias + ReLU twice, then Gemm): several matmuls in one model."""
+    w1, b1 = f32(rng.normal(0, 0.2, (64, 128))), f32(rng.normal(0, 0.1, 128))
+    w2, b2 = f32(rng.normal(0, 0.2, (128, 64))), f32(rng.normal(0, 0.1, 64))
+    w3, b3 = f32(rng.normal(0, 0.2, (64, 32))), f32(rng.normal(0, 0.1, 32))
+    nodes = [
+        helper.make_node("MatMul", ["x", "w1"], ["h1"], name="fc1"),
+        helper.make_node("Add", ["h1", "b1"], ["a1"], name="bias1"),
+        helper.make_node("Relu", ["a1"], ["r1"], name="relu1"),
+        helper.make_node("MatMul", ["r1", "w2"], ["h2"], name="fc2"),
+        helper.make_node("Add", ["h2", "b2"], ["a2"], name="bias2"),
+        helper.make_node("Relu", ["a2"], ["r2"], name="relu2"),
+        helper.make_node("Gemm", ["r2", "w3", "b3"], ["y"], name="fc3"),
+    ]
+    inits = [init("w1", w1), init("b1", b1), init("w2", w2), init("b2", b2), init("w3", w3), init("b3", b3)]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [32, 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [32, 32])], initializer=inits)
+    x = f32(rng.normal(0, 1, (32, 64)))
+    r1 = np.maximum(x.astype(np.float64) @ w1 + b1, 0)
+    r2 = np.maximum(r1 @ w2 + b2, 0)
+    save(out, "mlp", g, [x], r2 @ w3 + b3)
+
+
+def conv_net(out):
+    """A small conv net: two Conv + bias + ReLU layers, GlobalAveragePool, Flatten, Gemm."""
+    w1, b1 = f32(rng.normal(0, 0.3, (16, 3, 3, 3))), f32(rng.normal(0, 0.1, 16))
+    w2, b2 = f32(rng.normal(0, 0.1, (16, 16, 3, 3))), f32(rng.normal(0, 0.1, 16))
+    w3, b3 = f32(rng.normal(0, 0.3, (16, 10))), f32(rng.normal(0, 0.1, 10))
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+        helper.make_node("GlobalAveragePool", ["r2"], ["p"], name="pool"),
+        helper.make_node("Flatten", ["p"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["y"], name="fc"),
+    ]
+    inits = [init("w1", w1), init("b1", b1), init("w2", w2), init("b2", b2), init("w3", w3), init("b3", b3)]
+    g = helper.make_graph(nodes, "conv_net", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])], initializer=inits)
+    x = f32(rng.normal(0, 1, (1, 3, 16, 16)))
+    r1 = np.maximum(conv2d(x, w1, 1) + b1.reshape(1, -1, 1, 1), 0)
+    r2 = np.maximum(conv2d(r1, w2, 1) + b2.reshape(1, -1, 1, 1), 0)
+    save(out, "conv_net", g, [x], r2.mean(axis=(2, 3)) @ w3 + b3)
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
-    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic):
+    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net):
         build(d)

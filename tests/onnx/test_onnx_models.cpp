@@ -39,7 +39,7 @@ TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
     if (fs::exists(numpy)) EXPECT_EQ(onnx_test::compare(host[0], Buffer<>::load_npy(numpy.string())), "") << "host vs NumPy";
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic"));
+INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net"));
 
 TEST(OnnxModels, ConstantFoldingComputesShapeArithmeticAtImport) {
     const fs::path dir = build_models();

@@ -26,6 +26,11 @@ using internal::Value;
 /// The oldest and newest opsets of the default domain the converters follow.
 constexpr int64_t kMinOpset = 1, kMaxOpset = 17;
 
+/// How reports and errors name a node: "node 'fc1' (Gemm)", or by position when it has no name.
+std::string node_label(const ::onnx::NodeProto &node, int index) {
+    return "node " + (node.name().empty() ? "#" + std::to_string(index) : "'" + node.name() + "'") + " (" + node.op_type() + ")";
+}
+
 std::string sanitize(const std::string &s) {
     std::string out = s;
     for (char &c : out)
@@ -205,6 +210,8 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             if (v.constant && !v.tensor.defined()) v = add_constant(node.output(o), *v.constant, v.scalar);
             const std::vector<int64_t> shape = onnx_shape(v);
             info.outputs.push_back(ModelTensor{node.output(o), v.tensor.type(), shape});
+            if (v.tensor.defined() && !v.tensor.is_input())
+                m.values.push_back(GraphValue{v.tensor.func(), v.tensor.concrete_shape(), node_label(node, k)});
             values[node.output(o)] = v;
         }
         m.nodes.push_back(info);
@@ -238,6 +245,8 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
         const Value &v = it->second;
         Func f = v.tensor.is_input() ? v.tensor.func() : Func(v.tensor);
         if (!used.insert(f.name()).second) f = ops::reshape(v.tensor, v.tensor.concrete_shape(), "out_" + sanitize(out.name())).func();
+        if (v.tensor.is_input() || f.name() != v.tensor.name())
+            m.values.push_back(GraphValue{f, v.tensor.concrete_shape(), "graph output '" + out.name() + "'"});
         outputs.push_back(f);
         m.outputs.push_back(ModelTensor{out.name(), v.tensor.type(), onnx_shape(v)});
     }

@@ -19,6 +19,7 @@
 
 #include "tessera/buffer.h"
 #include "tessera/func.h"
+#include "tessera/graph_value.h"
 #include "tessera/target.h"
 
 namespace tessera::onnx {
@@ -65,6 +66,9 @@ struct Model {
     /// Constants: Inputs of the pipeline bound to their values on every run.
     std::vector<Binding> constants;
     std::vector<ModelNode> nodes;
+    /// Every node output computed by a Func (and each output copy), producers first: where the
+    /// graph compiler may place kernel boundaries (compile_model_for_chip).
+    std::vector<GraphValue> values;
     /// The default domain's opset the model imports.
     int64_t opset = 0;
     /// Nodes of the file the graph passes removed or folded away (`nodes` lists those left).

@@ -1,0 +1,148 @@
+// The graph compiler's chip partition (chip_model.h): graph values are grouped bottom-up, each
+// joining the kernel of the producers only it reads whenever the chip backend compiles the
+// merged kernel, so a matmul takes its bias, activation and residual add, and element-wise
+// chains become one vector kernel. Whatever the backend refuses is split, down to one graph
+// value a kernel; a value refused alone is an error that names it.
+#include "tessera/codegen/chip_model.h"
+
+#include <optional>
+#include <set>
+
+#include "tessera/codegen/chip_schedules.h"
+#include "tessera/error.h"
+#include "tessera/internal/cut_subgraph.h"
+#include "tessera/internal/function.h"
+
+namespace tessera {
+
+namespace {
+
+struct Partitioner {
+    const Target &target;
+    std::map<std::string, GraphValue> values;
+
+    /// The kernel computing `head` with every value of `members` inside it and every other value
+    /// read as an Input; the backend's refusal is returned as `error`.
+    std::optional<ChipModelKernel> try_kernel(const std::string &head, const std::vector<std::string> &members, std::string &error) const {
+        std::map<std::string, std::vector<int64_t>> cuts;
+        const std::set<std::string> inside(members.begin(), members.end());
+        for (const auto &[name, v] : values)
+            if (!inside.count(name)) cuts[name] = v.shape;
+        const GraphValue &hv = values.at(head);
+        internal::CutSubgraph cut = internal::cut_subgraph(hv.func, cuts);
+        ChipModelKernel k;
+        k.head = head;
+        k.label = hv.label;
+        k.shape = hv.shape;
+        k.pipeline = Pipeline(cut.head);
+        for (const auto &read : cut.cut_inputs) k.reads.push_back(read.second);
+        for (const std::string &m : members) k.fused.push_back(values.at(m).label);
+        try {
+            try {
+                apply_chip_library_schedule(k.pipeline, target, {hv.shape});
+            } catch (const Error &) {
+                // No library schedule for this kernel's shape of algorithm: the backend's own
+                // default tiling applies (a schedule is a speed choice, never a correctness one).
+            }
+            k.program = compile_for_chip(k.pipeline, target, {hv.shape});
+        } catch (const Error &e) {
+            error = e.what();
+            return std::nullopt;
+        }
+        return k;
+    }
+};
+
+} // namespace
+
+ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector<GraphValue> &values, const Target &target) {
+    if (target.kind() != Target::Kind::Chip) throw Error("compile_model_for_chip: target '" + target.name() + "' is not a chip");
+    Partitioner part{target, {}};
+    for (const GraphValue &v : values) part.values[v.func.name()] = v;
+    std::set<std::string> outputs;
+    for (const Func &o : model.outputs()) {
+        if (!part.values.count(o.name()))
+            throw Error("compile_model_for_chip: the output Func " + o.name() + " is not among the graph values");
+        outputs.insert(o.name());
+    }
+
+    // Graph values producers first, and which values each reads directly.
+    std::vector<std::string> order;
+    for (const Func &f : internal::topological_order(model.outputs()))
+        if (part.values.count(f.name())) order.push_back(f.name());
+    std::map<std::string, std::vector<std::string>> producers;
+    std::map<std::string, int> consumers;
+    for (const std::string &v : order) {
+        std::map<std::string, std::vector<int64_t>> cuts;
+        for (const auto &[name, gv] : part.values)
+            if (name != v) cuts[name] = gv.shape;
+        const internal::CutSubgraph cut = internal::cut_subgraph(part.values.at(v).func, cuts);
+        for (const auto &read : cut.cut_inputs) {
+            producers[v].push_back(read.first);
+            ++consumers[read.first];
+        }
+    }
+
+    // Bottom-up grouping: a value joins the kernels of the producers it alone reads.
+    std::map<std::string, std::vector<std::string>> members; // kernel head -> values inside, producers first
+    std::map<std::string, ChipModelKernel> kernels;
+    for (const std::string &v : order) {
+        std::vector<std::string> joinable;
+        for (const std::string &p : producers[v])
+            if (consumers[p] == 1 && !outputs.count(p) && kernels.count(p)) joinable.push_back(p);
+        auto merged = [&](const std::vector<std::string> &heads) {
+            std::vector<std::string> m;
+            for (const std::string &h : heads) m.insert(m.end(), members[h].begin(), members[h].end());
+            m.push_back(v);
+            return m;
+        };
+        std::vector<std::vector<std::string>> attempts;
+        if (!joinable.empty()) attempts.push_back(joinable);
+        if (joinable.size() > 1)
+            for (const std::string &p : joinable) attempts.push_back({p});
+        attempts.push_back({});
+        std::string error;
+        bool placed = false;
+        for (const std::vector<std::string> &heads : attempts) {
+            const std::vector<std::string> m = merged(heads);
+            std::optional<ChipModelKernel> k = part.try_kernel(v, m, error);
+            if (!k) continue;
+            for (const std::string &h : heads) {
+                kernels.erase(h);
+                members.erase(h);
+            }
+            members[v] = m;
+            kernels.emplace(v, std::move(*k));
+            placed = true;
+            break;
+        }
+        if (!placed)
+            throw Error(part.values.at(v).label + " cannot run on " + target.name() + " even as a kernel of its own: " + error);
+    }
+
+    ChipModelProgram program;
+    program.target = target.name();
+    for (const std::string &v : order)
+        if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
+    for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
+    return program;
+}
+
+ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options) {
+    ChipModelResult result;
+    std::map<std::string, Buffer<>> computed; // kernel head -> its result, host side
+    for (const ChipModelKernel &k : program.kernels) {
+        Bindings b = bindings;
+        for (const Input &in : k.reads) b.emplace_back(in, computed.at(in.name()));
+        ChipResult r = run_on_chip(k.program, b, options);
+        computed[k.head] = r.outputs.at(0);
+        result.cycles += r.report.cycles;
+        result.host_io_cycles += r.report.host_io_cycles;
+        result.problem_bound_cycles += r.report.problem_bound_cycles;
+        result.kernels.push_back({k.head, k.label, r.report});
+    }
+    for (const std::string &o : program.outputs) result.outputs.push_back(computed.at(o));
+    return result;
+}
+
+} // namespace tessera
