@@ -1,9 +1,11 @@
 // `tessera lower OP key=value... --target T`: the loop nest that lower() makes of an op of the
 // registry under its library schedule (or a schedule file) — what a kernel writer reads when a
-// schedule surprises them.
+// schedule surprises them. On a chip: the nest the chip compiler took and its program by stage.
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
+#include <tessera/chipsim/assembler.h>
+#include <tessera/codegen/chip_backend.h>
 #include <tessera/codegen/chip_schedules.h>
 #include <tessera/codegen/host_schedules.h>
 #include <tessera/lower.h>
@@ -20,12 +22,52 @@ struct LowerOptions {
     bool json = false;
 };
 
+/// The chip program as a kernel writer reads it: each stage's instructions under a header.
+std::string program_by_stage(const chipsim::Program &program) {
+    std::string out;
+    int32_t stage = -2;
+    for (const chipsim::Instruction &in : program.instructions) {
+        if (in.stage != stage) {
+            stage = in.stage;
+            const bool named = stage >= 0 && size_t(stage) < program.stages.size();
+            out += "  ; stage " + (named ? program.stages[size_t(stage)] : std::string("(none)")) + "\n";
+        }
+        out += "  " + chipsim::disassemble(in) + "\n";
+    }
+    return out;
+}
+
 int lower_op(const LowerOptions &o) {
     ops::OpInstance op = build_named_op(*o.words, "lower");
     const Target target = Target::named(o.target);
     if (!o.schedule.empty()) apply_schedule_file(op.pipeline, o.schedule);
     else if (target.kind() == Target::Kind::Chip) apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
     else if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
+    if (target.kind() == Target::Kind::Chip) {
+        // What the chip compiler took and what it made of it: the loop nest (the chip's default
+        // rules applied), then the program, stage by stage (DMAs, vector and matrix ops, with
+        // the memory, bank and rows of every tile).
+        const ChipProgram cp = compile_for_chip(op.pipeline, target, op.output_shapes);
+        const std::string nest = cp.loop_nest.empty() ? lower(op.pipeline, target, op.output_shapes).to_string() : cp.loop_nest;
+        const std::string how = cp.loop_nest.empty() ? "a library kernel compiled it from this nest" : "the loop nest the chip compiler took";
+        if (o.json) {
+            nlohmann::json j;
+            j["op"] = op.op;
+            j["params"] = op.params;
+            j["target"] = target.name();
+            j["schedule"] = nlohmann::json::parse(op.pipeline.schedule().to_json());
+            j["loop_nest"] = nest;
+            j["compiled_from"] = cp.loop_nest.empty() ? "library kernel" : "loop nest";
+            j["summary"] = cp.summary;
+            j["stages"] = cp.program.stages;
+            j["program"] = program_by_stage(cp.program);
+            std::printf("%s\n", j.dump(2).c_str());
+        } else {
+            std::printf("// %s: %s\n%s// the program: %s\n%s", target.name().c_str(), how.c_str(), nest.c_str(),
+                        cp.summary.c_str(), program_by_stage(cp.program).c_str());
+        }
+        return 0;
+    }
     const LoweredModule m = lower(op.pipeline, target, op.output_shapes);
     if (o.json) {
         nlohmann::json j;
@@ -45,9 +87,10 @@ int lower_op(const LowerOptions &o) {
 
 Command add_lower_command(CLI::App &app) {
     auto o = std::make_shared<LowerOptions>();
-    CLI::App *cmd = app.add_subcommand("lower", "print the loop nest an op lowers to under its schedule");
+    CLI::App *cmd = app.add_subcommand("lower", "print the loop nest an op lowers to under its schedule (and, on a chip, its program)");
     cmd->footer("Builds OP from the operator library (see 'tessera lower OP --help'), records its library\n"
-                     "schedule for the target (or the schedule in FILE.json) and prints the lowered loop nest.");
+                     "schedule for the target (or the schedule in FILE.json) and prints the lowered loop nest;\n"
+                     "on a chip, the nest the chip compiler took and the program it made, stage by stage.");
     cmd->add_option("--target", o->target, "host, interpreter, a chip (tsp-mini, npu-edge) or a target .json file")->capture_default_str();
     cmd->add_option("--schedule", o->schedule, "a schedule JSON file to use instead of the library schedule");
     cmd->add_flag("--json", o->json, "print the op, the schedule and the loop nest as JSON");

@@ -1371,6 +1371,7 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
     cp.outputs.clear();
     for (const Func &o : p.outputs()) cp.outputs.push_back(o.name());
     LoopNestCompiler(cp, m, lanes, p).compile();
+    cp.loop_nest = m.to_string();
     cp.assembly = chipsim::disassemble(cp.program);
 }
 

@@ -127,6 +127,22 @@ TEST(CliOps, LowerPrintsTheLoopNestForTheHostAndTheChips) {
     EXPECT_EQ(j["target"], "tsp-mini");
     EXPECT_NE(j["loop_nest"].get<std::string>().find("produce matmul"), std::string::npos);
     EXPECT_NE(j["schedule"].dump().find("tensorize"), std::string::npos) << j["schedule"].dump();
+    EXPECT_EQ(j["compiled_from"], "library kernel");
+    EXPECT_NE(j["program"].get<std::string>().find("mxm.mm.int8"), std::string::npos) << j["program"];
+}
+
+TEST(CliOps, LowerOnAChipPrintsTheNestItCompiledAndItsProgramByStage) {
+    // rmsnorm reaches npu-edge through the loop-nest compiler: the nest it took has the chip's
+    // default vectorized loops, and the program follows, each stage's instructions under it.
+    const CommandResult r = run_tessera("lower rmsnorm rows=16 cols=32 --target npu-edge");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("the loop nest the chip compiler took"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(") vectorized {"), std::string::npos) << r.out;
+    const size_t reduce = r.out.find("; stage rmsnorm_ms.update(0)"), normalize = r.out.find("; stage rmsnorm\n");
+    ASSERT_NE(reduce, std::string::npos) << r.out;
+    ASSERT_NE(normalize, std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("vxm.reduce.sum.rows.fp32", reduce), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("dma.store", normalize), std::string::npos) << "the normalized rows leave the chip:\n" << r.out;
 }
 
 #ifdef TESSERA_BENCH_CHIP

@@ -96,6 +96,9 @@ struct ChipProgram {
     std::vector<std::vector<int64_t>> output_shapes;
     std::vector<Type> output_types;        ///< The outputs' dtypes in the pipeline (what realize returns).
     std::string summary;                   ///< What was generated: tiles, placement, epilogue.
+    /// The loop nest the loop-nest compiler took (the schedule with the chip's default rules
+    /// applied, storage not flattened); empty for a library kernel.
+    std::string loop_nest;
     /// The algorithm's size, for the report's problem bound (chipsim::TimingModel::problem_bound).
     chipsim::ProblemSize problem;
 };
