@@ -43,43 +43,32 @@ int lower_op(const LowerOptions &o) {
     if (!o.schedule.empty()) apply_schedule_file(op.pipeline, o.schedule);
     else if (target.kind() == Target::Kind::Chip) apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
     else if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
+    nlohmann::json j;
+    j["op"] = op.op;
+    j["params"] = op.params;
+    j["target"] = target.name();
+    j["schedule"] = nlohmann::json::parse(op.pipeline.schedule().to_json());
     if (target.kind() == Target::Kind::Chip) {
         // What the chip compiler took and what it made of it: the loop nest (the chip's default
         // rules applied), then the program, stage by stage (DMAs, vector and matrix ops, with
         // the memory, bank and rows of every tile).
         const ChipProgram cp = compile_for_chip(op.pipeline, target, op.output_shapes);
-        const std::string nest = cp.loop_nest.empty() ? lower(op.pipeline, target, op.output_shapes).to_string() : cp.loop_nest;
-        const std::string how = cp.loop_nest.empty() ? "a library kernel compiled it from this nest" : "the loop nest the chip compiler took";
-        if (o.json) {
-            nlohmann::json j;
-            j["op"] = op.op;
-            j["params"] = op.params;
-            j["target"] = target.name();
-            j["schedule"] = nlohmann::json::parse(op.pipeline.schedule().to_json());
-            j["loop_nest"] = nest;
-            j["compiled_from"] = cp.loop_nest.empty() ? "library kernel" : "loop nest";
-            j["summary"] = cp.summary;
-            j["stages"] = cp.program.stages;
-            j["program"] = program_by_stage(cp.program);
-            std::printf("%s\n", j.dump(2).c_str());
-        } else {
-            std::printf("// %s: %s\n%s// the program: %s\n%s", target.name().c_str(), how.c_str(), nest.c_str(),
-                        cp.summary.c_str(), program_by_stage(cp.program).c_str());
-        }
-        return 0;
-    }
-    const LoweredModule m = lower(op.pipeline, target, op.output_shapes);
-    if (o.json) {
-        nlohmann::json j;
-        j["op"] = op.op;
-        j["params"] = op.params;
-        j["target"] = target.name();
-        j["schedule"] = nlohmann::json::parse(op.pipeline.schedule().to_json());
-        j["loop_nest"] = m.to_string();
-        std::printf("%s\n", j.dump(2).c_str());
+        const bool library_kernel = cp.loop_nest.empty();
+        const std::string nest = library_kernel ? lower(op.pipeline, target, op.output_shapes).to_string() : cp.loop_nest;
+        j["loop_nest"] = nest;
+        j["compiled_from"] = library_kernel ? "library kernel" : "loop nest";
+        j["summary"] = cp.summary;
+        j["stages"] = cp.program.stages;
+        j["program"] = program_by_stage(cp.program);
+        if (!o.json)
+            std::printf("// %s: %s\n%s// the program: %s\n%s", target.name().c_str(),
+                        library_kernel ? "a library kernel compiled it from this nest" : "the loop nest the chip compiler took",
+                        nest.c_str(), cp.summary.c_str(), j["program"].get<std::string>().c_str());
     } else {
-        std::fputs(m.to_string().c_str(), stdout);
+        j["loop_nest"] = lower(op.pipeline, target, op.output_shapes).to_string();
+        if (!o.json) std::fputs(j["loop_nest"].get<std::string>().c_str(), stdout);
     }
+    if (o.json) std::printf("%s\n", j.dump(2).c_str());
     return 0;
 }
 
