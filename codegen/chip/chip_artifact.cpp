@@ -149,6 +149,9 @@ ChipArtifact compile_chip_artifact(const Pipeline &pipeline, const std::string &
     a.tuning_record_id = record_id_of(chosen.description());
     a.program = compile_for_chip(pipeline, target, output_shapes);
     a.target_hash = target_hash(a.program.target);
+    // The program names its target, so that a manifest paired with another target's program
+    // is refused on load (chipsim checks the directive against the target it runs on too).
+    if (a.program.program.target.empty()) a.program.program.target = a.program.target.name;
     // The host library's argument order: Inputs as the lowering finds them, then the outputs.
     for (const Input &in : internal::find_inputs(pipeline.functions())) {
         ChipArtifactArgument arg{in.name(), false, in.type(), {}};
