@@ -55,4 +55,18 @@ std::string emit_chip_library_object(const ChipArtifact &artifact, const std::ve
     return emit_object(module, *machine);
 }
 
+std::string emit_string_object(const std::string &function, const std::string &text, const CpuOptions &options) {
+    const LLVMTarget target = resolve_llvm_target(options);
+    llvm::LLVMContext context;
+    llvm::Module module(function, context);
+    module.setTargetTriple(target.triple);
+    llvm::IRBuilder<> b(context);
+    auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getInt8PtrTy(), {}, false), llvm::Function::ExternalLinkage, function, module);
+    b.SetInsertPoint(llvm::BasicBlock::Create(context, "entry", f));
+    b.CreateRet(b.CreateGlobalStringPtr(text, function + ".text"));
+    std::unique_ptr<llvm::TargetMachine> machine = make_target_machine(target, options);
+    module.setDataLayout(machine->createDataLayout());
+    return emit_object(module, *machine);
+}
+
 } // namespace tessera::internal

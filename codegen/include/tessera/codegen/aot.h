@@ -32,6 +32,8 @@ struct LibraryFiles {
     std::string artifact;
     /// Chip targets: the tuning record's ID when one replaced the schedule, else -1.
     int64_t tuning_record_id = -1;
+    /// Chip targets: the hash of the target's description (ChipArtifact::target_hash).
+    std::string target_hash;
 };
 
 /// Lowers `p` with its schedule and writes lib<name>.a and <name>.h into `dir` (created if
@@ -54,6 +56,11 @@ LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, cons
 
 /// As above for a kernel source (a hand-made or lowered loop nest).
 LibraryFiles compile_to_library(const KernelSource &source, const std::string &dir, const CpuOptions &options = {});
+
+/// Writes <dir>/lib<function>.a and <dir>/<function>.h holding `const char *<function>(void)`,
+/// which returns `text` (a library's provenance JSON, say). `function` is a C identifier.
+LibraryFiles write_string_library(const std::string &function, const std::string &text, const std::string &dir,
+                                  const CpuOptions &options = {});
 
 /// The C header text compile_to_library writes for `source`.
 std::string c_header(const KernelSource &source);
