@@ -16,6 +16,7 @@
 #include <tessera/codegen/host_schedules.h>
 #include <tessera/internal/json_text.h>
 #include <tessera/tuned_schedule.h>
+#include <tessera/tuning_db.h>
 
 #include "cli_common.h"
 
@@ -189,14 +190,15 @@ int gen_lib(const GenLibOptions &o) {
             const ChipArtifact artifact = decode_chip_artifact(bytes.data(), bytes.size(), files.artifact);
             const ChipResult run = run_on_chip(artifact.program, op.random_inputs(1), {.functional = false});
             k["artifact"] = files.artifact;
-            k["target_hash"] = files.target_hash;
             k["cycles"] = run.report.cycles;
             k["tuning_record_id"] = files.tuning_record_id >= 0 ? json(files.tuning_record_id) : json(nullptr);
             // The schedule compiled, with the tuned record's in place of the library one.
             k["schedule"] = json::parse(artifact.schedule_json);
         } else {
-            k["target_hash"] = host_features().to_string();
+            k["cpu"] = host_features().to_string();
         }
+        // The hash the tuning database keys records by (for chips, the artifact's too).
+        k["target_hash"] = TargetIdentity::of(target).hash;
         if (!tuned) untuned.push_back(folder + "/" + r.name);
         json &p = provenance[folder];
         if (p.is_null()) p = {{"library", library_name}, {"target", target.name()}, {"kernels", json::array()}};

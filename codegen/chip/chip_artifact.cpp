@@ -29,7 +29,7 @@ using nlohmann::json;
 constexpr char kMagic[8] = {'T', 'S', 'C', 'H', 'I', 'P', 'A', 1};
 constexpr size_t kHeaderBytes = 8 + 4 + 8 + 8 + 8;
 
-uint64_t fnv1a(const uint8_t *p, size_t n, uint64_t h = 1469598103934665603ull) {
+uint64_t fnv1a(const uint8_t *p, size_t n, uint64_t h = 14695981039346656037ull) {
     for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
     return h;
 }

@@ -6,7 +6,7 @@
 // program's tensors, the schedule, the compiler version and the tuning record used.
 //
 // File layout (little-endian): magic "TSCHIPA\1" (8 bytes), version u32, manifest length u64,
-// program length u64, FNV-1a 64 of manifest + program u64, the manifest (UTF-8 JSON), the
+// program length u64, FNV-1a 64 (offset basis 14695981039346656037) of manifest + program u64, the manifest (UTF-8 JSON), the
 // program (chipsim's binary format, binary_format.h).
 #include <cstdint>
 #include <string>
@@ -35,7 +35,7 @@ struct ChipArtifactArgument {
 struct ChipArtifact {
     std::string name;             ///< The kernel's C name.
     std::string compiler_version; ///< Tessera's version that compiled it.
-    std::string target_hash;      ///< FNV-1a 64 (16 hex digits) of program.target.to_json().
+    std::string target_hash;      ///< FNV-1a 64 (16 hex digits) of program.target.to_json(): TargetIdentity::hash.
     std::string schedule_json;    ///< The schedule compiled (Schedule::to_json), "" when unknown.
     std::string schedule_source;  ///< "the pipeline's schedule" or the tuning record that replaced it.
     int64_t tuning_record_id = -1;///< The record's ID when one was used, else -1.
