@@ -30,6 +30,7 @@ struct GenLibOptions {
     std::string spec;
     std::string out;
     std::string db;
+    std::string baseline;
     bool json = false;
 };
 
@@ -135,6 +136,50 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
     return out;
 }
 
+/// The regression gate: each chip kernel's cycles against the same kernel (name and target) in
+/// an earlier build's provenance. Cycles are exact, so any increase is a regression. Returns the
+/// regressions, one line each; `notes` gets kernels the baseline lacks or cannot compare.
+std::vector<std::string> compare_with_baseline(const std::map<std::string, json> &provenance, const std::string &baseline,
+                                               std::vector<std::string> &notes) {
+    if (!std::filesystem::is_directory(baseline))
+        throw Error("--baseline " + baseline + ": not a folder; give the -o folder of an earlier gen-lib");
+    std::vector<std::string> regressions;
+    for (const auto &[folder, p] : provenance) {
+        const std::filesystem::path old_file = std::filesystem::path(baseline) / folder / "provenance.json";
+        std::map<std::string, int64_t> old_cycles;
+        if (std::filesystem::exists(old_file)) {
+            const json old = internal::parse_json_text(read_text_file(old_file.string(), "the baseline's provenance"), old_file.string());
+            if (!old.is_object() || !old.contains("kernels") || !old["kernels"].is_array())
+                throw Error(old_file.string() + ": not a gen-lib provenance (no \"kernels\" list)");
+            for (const json &k : old["kernels"])
+                if (k.is_object() && k.contains("name") && k["name"].is_string() && k.contains("cycles") && k["cycles"].is_number_integer())
+                    old_cycles[k["name"].get<std::string>()] = k["cycles"].get<int64_t>();
+        }
+        for (const json &k : p["kernels"]) {
+            const std::string who = folder + "/" + k["name"].get<std::string>();
+            if (!k.contains("cycles")) {
+                notes.push_back(who + ": not compared (host kernels are not timed by gen-lib yet)");
+                continue;
+            }
+            auto it = old_cycles.find(k["name"].get<std::string>());
+            if (it == old_cycles.end()) {
+                notes.push_back(who + ": new (not in the baseline)");
+                continue;
+            }
+            const int64_t now = k["cycles"].get<int64_t>(), before = it->second;
+            if (now > before) {
+                char pct[32];
+                std::snprintf(pct, sizeof pct, "%+.1f%%", before > 0 ? 100.0 * double(now - before) / double(before) : 100.0);
+                regressions.push_back(who + ": " + std::to_string(now) + " cycles, baseline " + std::to_string(before) + " (" + pct +
+                                      "; " + k["schedule_source"].get<std::string>() + ")");
+            } else if (now < before) {
+                notes.push_back(who + ": faster, " + std::to_string(now) + " cycles, baseline " + std::to_string(before));
+            }
+        }
+    }
+    return regressions;
+}
+
 /// The target's folder name under DIR: its name, made safe for a path.
 std::string target_folder(const Target &t) {
     std::string s;
@@ -219,8 +264,12 @@ int gen_lib(const GenLibOptions &o) {
         if (!f) throw Error("cannot write " + file.string());
         write_string_library(library_name + "_provenance", text, dir);
     }
+    std::vector<std::string> regressions, notes;
+    if (!o.baseline.empty()) regressions = compare_with_baseline(provenance, o.baseline, notes);
     if (o.json) {
-        std::printf("%s\n", json({{"library", library_name}, {"kernels", kernels}, {"untuned", untuned}}).dump(2).c_str());
+        json out = {{"library", library_name}, {"kernels", kernels}, {"untuned", untuned}};
+        if (!o.baseline.empty()) out["baseline"] = {{"folder", o.baseline}, {"regressions", regressions}, {"notes", notes}};
+        std::printf("%s\n", out.dump(2).c_str());
     } else {
         std::printf("wrote %zu kernels into %s; provenance: <target>/provenance.json and %s_provenance() in lib%s_provenance.a\n",
                     requests.size(), o.out.c_str(), library_name.c_str(), library_name.c_str());
@@ -229,6 +278,12 @@ int gen_lib(const GenLibOptions &o) {
             for (const std::string &u : untuned) std::printf(" %s", u.c_str());
             std::printf("\n");
         }
+        for (const std::string &n : notes) std::printf("baseline: %s\n", n.c_str());
+    }
+    if (!regressions.empty()) {
+        std::string list;
+        for (const std::string &r : regressions) list += "\n  " + r;
+        throw Error(std::to_string(regressions.size()) + " kernel(s) slower than the baseline " + o.baseline + ":" + list);
     }
     return 0;
 }
@@ -242,6 +297,8 @@ Command add_gen_lib_command(CLI::App &app) {
     cmd->add_option("-o,--output", o->out, "the folder to write DIR/<target>/lib<kernel>.a, <kernel>.h, ...")->required();
     cmd->add_option("--db", o->db, "use the best record of this tuning database for each kernel when it has one "
                                    "(default: $TESSERA_TUNING_DB)");
+    cmd->add_option("--baseline", o->baseline, "an earlier gen-lib output folder: fail, listing them, if any kernel is slower "
+                                               "(chips: exact cycles)");
     cmd->add_flag("--json", o->json, "print what was built as JSON");
     cmd->footer(
         "SPEC.json: {\"name\": \"mylib\", \"kernels\": [{\"op\": \"matmul\", \"name\": \"mm\",\n"

@@ -205,3 +205,45 @@ TEST(CliGenLib, BadSpecsAreClearErrors) {
     EXPECT_NE(error_of(R"({"kernels": [{"op": "matmul"}]})", " --db '" + (dir / "absent.db").string() + "'").find("does not exist"),
               std::string::npos);
 }
+
+TEST(CliGenLib, BaselineGateFailsNamingTheKernelASlowerTunedScheduleMadeSlower) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+                                       "targets": ["tsp-mini", "npu-edge"]}]})");
+    const std::string spec = "gen-lib '" + (dir / "spec.json").string() + "' -o ";
+    ASSERT_EQ(tessera_cli(spec + "'" + (dir / "old").string() + "'").status, 0);
+    // The same build again passes the gate: chip cycles are exact.
+    const CommandResult same = tessera_cli(spec + "'" + (dir / "same").string() + "' --baseline '" + (dir / "old").string() + "'");
+    EXPECT_EQ(same.status, 0) << same.err;
+
+    // A deliberately slower schedule for the tsp-mini kernel (4-row tiles, no double buffering),
+    // stored as the database's best record for its workload.
+    ops::OpInstance op = ops::build_op("matmul", {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}});
+    const Target tsp = Target::named("tsp-mini");
+    apply_chip_library_schedule(op.pipeline, tsp, op.output_shapes);
+    const int64_t library_cycles = realize_on_chip(op.pipeline, op.output_shapes, op.random_inputs(1), tsp).report.cycles;
+    op.pipeline.set_schedule(Schedule::from_json(R"({"funcs": [{"name": "matmul", "stages": [
+        {"directives": [{"memory": "ACC", "op": "store_in"}], "stage": 0},
+        {"directives": [{"factors": [64], "op": "split", "vars": ["k", "ko", "ki"]},
+                        {"factors": [4, 64], "op": "tile", "vars": ["i", "j", "io", "jo", "ii", "ji"]},
+                        {"op": "reorder", "vars": ["io", "jo", "ko", "ii", "ji", "ki"]},
+                        {"op": "tensorize", "unit": "mxm", "vars": ["ii", "ji", "ki"]}], "stage": 1}]}], "version": 1})"));
+    const int64_t slow_cycles = realize_on_chip(op.pipeline, op.output_shapes, op.random_inputs(1), tsp).report.cycles;
+    ASSERT_GT(slow_cycles, library_cycles) << "the test's premise: the record's schedule is slower";
+    const std::string db_path = (dir / "tuning.db").string();
+    {
+        TuningDatabase db(db_path);
+        MeasuredSchedule m;
+        m.schedule = op.pipeline.schedule();
+        m.measurement = Measurement::chip_cycles(slow_cycles);
+        db.add(Workload::of(op.pipeline, op.output_shapes, op.description()), TargetIdentity::of(tsp), m);
+    }
+    const CommandResult gate =
+        tessera_cli(spec + "'" + (dir / "new").string() + "' --db '" + db_path + "' --baseline '" + (dir / "old").string() + "'");
+    EXPECT_EQ(gate.status, 1);
+    EXPECT_NE(gate.err.find("tessera: error: 1 kernel(s) slower than the baseline"), std::string::npos) << gate.err;
+    EXPECT_NE(gate.err.find("tsp-mini/mm: " + std::to_string(slow_cycles) + " cycles, baseline " + std::to_string(library_cycles)),
+              std::string::npos)
+        << gate.err;
+    EXPECT_EQ(gate.err.find("npu-edge/mm"), std::string::npos) << "only the slower kernel is listed: " << gate.err;
+}
