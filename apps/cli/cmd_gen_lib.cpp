@@ -1,12 +1,16 @@
 // `tessera gen-lib SPEC.json -o DIR`: a whole kernel library from the command line — ops of the
 // registry with their parameters (lists expand to every combination) for each target, each
 // compiled with compile_to_library into DIR/<target>/, tuned from a tuning database when it has
-// a record, with the library's provenance as DIR/<target>/provenance.json and as a C function.
+// a record, with the library's provenance as DIR/<target>/provenance.json and as a C function,
+// and an optional regression gate against an earlier build (--baseline).
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 #include <tessera/codegen/aot.h>
@@ -14,6 +18,7 @@
 #include <tessera/codegen/chip_schedules.h>
 #include <tessera/codegen/host_features.h>
 #include <tessera/codegen/host_schedules.h>
+#include <tessera/codegen/jit.h>
 #include <tessera/internal/json_text.h>
 #include <tessera/tuned_schedule.h>
 #include <tessera/tuning_db.h>
@@ -31,8 +36,33 @@ struct GenLibOptions {
     std::string out;
     std::string db;
     std::string baseline;
+    double host_threshold = 0.10;
+    int repeats = 7;
     bool json = false;
 };
+
+/// A host kernel's time: the median of `repeats` runs after a warm-up, and the noise
+/// ((slowest - fastest) / median) so that a reader can judge a difference.
+struct HostTiming {
+    double median_ms = 0, noise = 0;
+};
+
+HostTiming time_on_host(const ops::OpInstance &op, int repeats) {
+    const Bindings bindings = op.random_inputs(1);
+    const CompiledKernel kernel = compile_jit(op.pipeline, op.output_shapes, Target::host());
+    std::vector<double> times;
+    for (int r = 0; r < repeats + 1; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        run_pipeline_kernel(kernel, op.output_shapes, bindings);
+        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+        if (r > 0) times.push_back(ms); // the first run warms caches and the thread pool
+    }
+    std::sort(times.begin(), times.end());
+    HostTiming t;
+    t.median_ms = times[times.size() / 2];
+    t.noise = t.median_ms > 0 ? (times.back() - times.front()) / t.median_ms : 0;
+    return t;
+}
 
 /// One kernel of the library on one target.
 struct KernelRequest {
@@ -136,17 +166,20 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
     return out;
 }
 
-/// The regression gate: each chip kernel's cycles against the same kernel (name and target) in
-/// an earlier build's provenance. Cycles are exact, so any increase is a regression. Returns the
-/// regressions, one line each; `notes` gets kernels the baseline lacks or cannot compare.
+/// The regression gate: each kernel against the same kernel (name and target) in an earlier
+/// build's provenance. Chip cycles are exact, so any increase is a regression; a host kernel
+/// regresses when its median time exceeds the baseline's by more than `host_threshold` (a
+/// fraction), both runs' noise reported. Returns the regressions, one line each; `notes` gets
+/// kernels the baseline lacks, host comparisons within the threshold, and improvements.
 std::vector<std::string> compare_with_baseline(const std::map<std::string, json> &provenance, const std::string &baseline,
-                                               std::vector<std::string> &notes) {
+                                               double host_threshold, std::vector<std::string> &notes) {
     if (!std::filesystem::is_directory(baseline))
         throw Error("--baseline " + baseline + ": not a folder; give the -o folder of an earlier gen-lib");
     std::vector<std::string> regressions;
     for (const auto &[folder, p] : provenance) {
         const std::filesystem::path old_file = std::filesystem::path(baseline) / folder / "provenance.json";
         std::map<std::string, int64_t> old_cycles;
+        std::map<std::string, std::pair<double, double>> old_times; // median ms, noise
         if (std::filesystem::exists(old_file)) {
             const json old = internal::parse_json_text(read_text_file(old_file.string(), "the baseline's provenance"), old_file.string());
             if (!old.is_object() || !old.contains("kernels") || !old["kernels"].is_array())
@@ -154,11 +187,25 @@ std::vector<std::string> compare_with_baseline(const std::map<std::string, json>
             for (const json &k : old["kernels"])
                 if (k.is_object() && k.contains("name") && k["name"].is_string() && k.contains("cycles") && k["cycles"].is_number_integer())
                     old_cycles[k["name"].get<std::string>()] = k["cycles"].get<int64_t>();
+                else if (k.is_object() && k.contains("name") && k["name"].is_string() && k.contains("time_ms") && k["time_ms"].is_number() &&
+                         k.contains("noise") && k["noise"].is_number())
+                    old_times[k["name"].get<std::string>()] = {k["time_ms"].get<double>(), k["noise"].get<double>()};
         }
         for (const json &k : p["kernels"]) {
             const std::string who = folder + "/" + k["name"].get<std::string>();
-            if (!k.contains("cycles")) {
-                notes.push_back(who + ": not compared (host kernels are not timed by gen-lib yet)");
+            if (k.contains("time_ms")) {
+                auto it = old_times.find(k["name"].get<std::string>());
+                if (it == old_times.end()) {
+                    notes.push_back(who + ": new (not in the baseline)");
+                    continue;
+                }
+                const double now = k["time_ms"].get<double>(), before = it->second.first;
+                char line[256];
+                std::snprintf(line, sizeof line, "%.4f ms, baseline %.4f ms (%+.1f%%; noise %.0f%% now, %.0f%% then; threshold %.0f%%)", now,
+                              before, before > 0 ? 100.0 * (now - before) / before : 0.0, 100.0 * k["noise"].get<double>(),
+                              100.0 * it->second.second, 100.0 * host_threshold);
+                if (now > before * (1.0 + host_threshold)) regressions.push_back(who + ": " + line);
+                else notes.push_back(who + ": " + line);
                 continue;
             }
             auto it = old_cycles.find(k["name"].get<std::string>());
@@ -180,6 +227,15 @@ std::vector<std::string> compare_with_baseline(const std::map<std::string, json>
     return regressions;
 }
 
+/// ", 137 cycles" or ", 0.0123 ms (median of 7, noise 4%)".
+std::string measured(const json &k) {
+    if (k.contains("cycles")) return ", " + std::to_string(k["cycles"].get<int64_t>()) + " cycles";
+    char s[96];
+    std::snprintf(s, sizeof s, ", %.4f ms (median of %d, noise %.0f%%)", k["time_ms"].get<double>(), k["repeats"].get<int>(),
+                  100.0 * k["noise"].get<double>());
+    return s;
+}
+
 /// The target's folder name under DIR: its name, made safe for a path.
 std::string target_folder(const Target &t) {
     std::string s;
@@ -190,9 +246,13 @@ std::string target_folder(const Target &t) {
 int gen_lib(const GenLibOptions &o) {
     std::string library_name;
     const std::vector<KernelRequest> requests = parse_spec(o.spec, library_name);
+    std::optional<TuningDatabase> db;
     if (!o.db.empty()) {
         if (!std::filesystem::exists(o.db)) throw Error("--db " + o.db + ": the tuning database does not exist");
         set_tuning_database(o.db);
+        db.emplace(o.db, TuningDatabaseOptions{.read_only = true});
+    } else {
+        db = TuningDatabase::open_from_environment({.read_only = true});
     }
     std::map<std::string, json> provenance; // target folder -> its provenance
     std::map<std::string, std::string> folder_path;
@@ -207,6 +267,9 @@ int gen_lib(const GenLibOptions &o) {
         // database's best record for the workload when there is one.
         if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
         else apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
+        // The tuned schedule on the pipeline itself too, so that the host timing below and the
+        // provenance see what the library holds (compile_to_library would choose the same record).
+        if (db) apply_best_schedule(op.pipeline, op.output_shapes, target, &*db);
         const std::string folder = target_folder(target);
         const std::string dir = (std::filesystem::path(o.out) / folder).string();
         folder_path[folder] = dir;
@@ -241,6 +304,10 @@ int gen_lib(const GenLibOptions &o) {
             k["schedule"] = json::parse(artifact.schedule_json);
         } else {
             k["cpu"] = host_features().to_string();
+            const HostTiming t = time_on_host(op, o.repeats);
+            k["time_ms"] = t.median_ms;
+            k["noise"] = t.noise;
+            k["repeats"] = o.repeats;
         }
         // The hash the tuning database keys records by (for chips, the artifact's too).
         k["target_hash"] = TargetIdentity::of(target).hash;
@@ -252,7 +319,7 @@ int gen_lib(const GenLibOptions &o) {
         if (!o.json)
             std::printf("%s/%s: %s, %s%s\n", folder.c_str(), r.name.c_str(), op.description().c_str(),
                         tuned ? files.schedule.c_str() : "library schedule (untuned)",
-                        k.contains("cycles") ? (", " + std::to_string(k["cycles"].get<int64_t>()) + " cycles").c_str() : "");
+                        measured(k).c_str());
     }
     for (auto &[folder, p] : provenance) {
         p["compiler_version"] = compiler_version();
@@ -265,7 +332,7 @@ int gen_lib(const GenLibOptions &o) {
         write_string_library(library_name + "_provenance", text, dir);
     }
     std::vector<std::string> regressions, notes;
-    if (!o.baseline.empty()) regressions = compare_with_baseline(provenance, o.baseline, notes);
+    if (!o.baseline.empty()) regressions = compare_with_baseline(provenance, o.baseline, o.host_threshold, notes);
     if (o.json) {
         json out = {{"library", library_name}, {"kernels", kernels}, {"untuned", untuned}};
         if (!o.baseline.empty()) out["baseline"] = {{"folder", o.baseline}, {"regressions", regressions}, {"notes", notes}};
@@ -299,6 +366,10 @@ Command add_gen_lib_command(CLI::App &app) {
                                    "(default: $TESSERA_TUNING_DB)");
     cmd->add_option("--baseline", o->baseline, "an earlier gen-lib output folder: fail, listing them, if any kernel is slower "
                                                "(chips: exact cycles)");
+    cmd->add_option("--host-threshold", o->host_threshold, "with --baseline: how much slower (a fraction) a host kernel's median "
+                                                           "may be before it counts as a regression")
+        ->check(CLI::Range(0.0, 100.0));
+    cmd->add_option("--repeats", o->repeats, "host kernels: timed runs (after one warm-up); the median is kept")->check(CLI::Range(1, 1000));
     cmd->add_flag("--json", o->json, "print what was built as JSON");
     cmd->footer(
         "SPEC.json: {\"name\": \"mylib\", \"kernels\": [{\"op\": \"matmul\", \"name\": \"mm\",\n"
@@ -306,7 +377,10 @@ Command add_gen_lib_command(CLI::App &app) {
         "Ops and parameters are those of 'tessera run' (see 'tessera run OP --help'); a list of values\n"
         "makes one kernel per value (named <name>_<key><value>). Each kernel has the same C signature on\n"
         "every target (chips link -ltessera_chiprt). Kernels without a tuning record are listed as untuned.\n"
-        "Writes DIR/<target>/provenance.json and lib<name>_provenance.a with const char *<name>_provenance(void).");
+        "Writes DIR/<target>/provenance.json and lib<name>_provenance.a with const char *<name>_provenance(void):\n"
+        "chip kernels' cycles on chipsim, host kernels' median time of --repeats runs and its noise.\n"
+        "--baseline OLD_DIR fails when a chip kernel takes more cycles than in OLD_DIR, or a host kernel's\n"
+        "median exceeds OLD_DIR's by more than --host-threshold (default 0.10), listing each.");
     return {cmd, [o] { return gen_lib(*o); }};
 }
 

@@ -115,8 +115,14 @@ TEST(CliGenLib, OneSpecBuildsHostAndChipLibrariesThatACProgramRunsLikeTheReferen
     const auto built = nlohmann::json::parse(gen.out);
     ASSERT_EQ(built["kernels"].size(), 6u);
     EXPECT_EQ(built["untuned"].size(), 6u) << "no database: every kernel has its library schedule";
-    for (const auto &k : built["kernels"])
-        if (k["target"] != "host") EXPECT_GT(k["cycles"].get<int64_t>(), 0) << k.dump();
+    for (const auto &k : built["kernels"]) {
+        if (k["target"] != "host") {
+            EXPECT_GT(k["cycles"].get<int64_t>(), 0) << k.dump();
+        } else {
+            EXPECT_GT(k["time_ms"].get<double>(), 0.0) << k.dump();
+            EXPECT_GE(k["noise"].get<double>(), 0.0) << k.dump();
+        }
+    }
 
     // The same inputs for every target, and the reference's answer.
     const ops::OpInstance mm = ops::build_op("matmul", {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}});
@@ -246,4 +252,24 @@ TEST(CliGenLib, BaselineGateFailsNamingTheKernelASlowerTunedScheduleMadeSlower) 
               std::string::npos)
         << gate.err;
     EXPECT_EQ(gate.err.find("npu-edge/mm"), std::string::npos) << "only the slower kernel is listed: " << gate.err;
+}
+
+TEST(CliGenLib, HostGateComparesMediansWithTheThreshold) {
+    // Baselines written by hand, far from any real time, so that noise cannot decide the outcome.
+    const fs::path dir = tessera_test::unique_temp_dir();
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 16, "N": 16, "K": 16}}]})");
+    auto baseline_with = [&](const std::string &name, double ms) {
+        fs::create_directories(dir / name / "host");
+        write_text(dir / name / "host" / "provenance.json",
+                   R"({"kernels": [{"name": "mm", "time_ms": )" + std::to_string(ms) + R"(, "noise": 0.05}]})");
+        return (dir / name).string();
+    };
+    const std::string gen = "gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "new").string() + "' --repeats 3 --baseline ";
+    const CommandResult slower = tessera_cli(gen + "'" + baseline_with("fast", 1e-9) + "'");
+    EXPECT_EQ(slower.status, 1);
+    EXPECT_NE(slower.err.find("host/mm: "), std::string::npos) << slower.err;
+    EXPECT_NE(slower.err.find("threshold 10%"), std::string::npos) << slower.err;
+    const CommandResult faster = tessera_cli(gen + "'" + baseline_with("slow", 1e9) + "'");
+    EXPECT_EQ(faster.status, 0) << faster.err;
+    EXPECT_NE(faster.out.find("baseline: host/mm: "), std::string::npos) << faster.out;
 }
