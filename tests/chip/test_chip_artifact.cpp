@@ -8,7 +8,9 @@
 #include <fstream>
 
 #include <tessera/chiprt.h>
+#include <tessera/codegen/aot.h>
 #include <tessera/codegen/chip_artifact.h>
+#include <tessera/codegen/generator.h>
 #include <tessera/codegen/chip_schedules.h>
 #include <tessera/ops.h>
 #include <tessera/reference.h>
@@ -204,6 +206,41 @@ TEST(ChipArtifact, CompilingForTheHostIsRefused) {
         FAIL() << "no error";
     } catch (const Error &e) {
         EXPECT_THAT(e.what(), HasSubstr("is not a chip"));
+    }
+}
+
+TESSERA_REGISTER_GENERATOR(chip_artifact_test_fixed, [] { return GeneratedPipeline(Matmul("tsp-mini").p, {{kM, kN}}); });
+TESSERA_REGISTER_GENERATOR(chip_artifact_test_free, [] { return GeneratedPipeline(Matmul("tsp-mini").p); });
+
+TEST(ChipLibrary, GeneratorDriverBuildsChipLibrariesOfFixedShapesOnly) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const std::string out = dir.string();
+    auto driver = [&](const char *generator) {
+        std::vector<std::string> words = {"generator", "-g", generator, "-o", out, "target=tsp-mini"};
+        std::vector<char *> argv;
+        for (std::string &w : words) argv.push_back(w.data());
+        ::testing::internal::CaptureStderr();
+        const int status = generator_main(int(argv.size()), argv.data());
+        return std::make_pair(status, ::testing::internal::GetCapturedStderr());
+    };
+    auto [ok, ok_err] = driver("chip_artifact_test_fixed");
+    ASSERT_EQ(ok, 0) << ok_err;
+    for (const char *file : {"libchip_artifact_test_fixed.a", "chip_artifact_test_fixed.h", "chip_artifact_test_fixed.tchip",
+                             "chip_artifact_test_fixed.manifest.json"})
+        EXPECT_TRUE(std::filesystem::exists(dir / file)) << file;
+    std::ifstream header(dir / "chip_artifact_test_fixed.h");
+    const std::string text{std::istreambuf_iterator<char>(header), std::istreambuf_iterator<char>()};
+    EXPECT_THAT(text, HasSubstr("int chip_artifact_test_fixed(const tessera_buffer_t *A, const tessera_buffer_t *B, tessera_buffer_t *matmul);"));
+    EXPECT_THAT(text, HasSubstr("const tessera_chip_report_t *chip_artifact_test_fixed_last_report(void);"));
+
+    auto [refused, message] = driver("chip_artifact_test_free");
+    EXPECT_EQ(refused, 1);
+    EXPECT_THAT(message, HasSubstr("tessera: error: generator 'chip_artifact_test_free' gives no output shapes"));
+    try {
+        compile_to_library(Matmul("tsp-mini").p, "mm", out, Target::named("tsp-mini"));
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_THAT(e.what(), HasSubstr("has fixed shapes; give the output shapes"));
     }
 }
 
