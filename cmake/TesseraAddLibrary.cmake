@@ -6,11 +6,15 @@
 #     TESSERA_REGISTER_GENERATOR) with Tessera's generator driver.
 #
 #   tessera_add_library(<name> (SOURCES <files>... | FROM <generator-target>)
-#                       [GENERATOR <registered-name>] [FUNCTION_NAME <c-name>] [TARGET host])
+#                       [GENERATOR <registered-name>] [FUNCTION_NAME <c-name>]
+#                       [TARGET host|tsp-mini|npu-edge|<target.json>])
 #     Runs the generator (default: the one registered as <name>) at build time and makes
 #     <name> a static library target whose users get <c-name>.h on their include path and
 #     lib<c-name>.a (kernel + Tessera's host runtime) on their link line, with -lpthread -lm.
-#     FUNCTION_NAME defaults to <name>; TARGET to host.
+#     FUNCTION_NAME defaults to <name>; TARGET to host. A chip TARGET builds a chip library:
+#     the same C signature and error codes, the kernel (a chip artifact embedded in lib<c-name>.a,
+#     also written as <c-name>.tchip) running on chipsim through Tessera::tessera_chiprt, which
+#     users link with it; the generator must give fixed output shapes.
 
 function(tessera_add_generator target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
@@ -31,9 +35,6 @@ function(tessera_add_library name)
   endif()
   if(NOT ARG_TARGET)
     set(ARG_TARGET host)
-  endif()
-  if(NOT ARG_TARGET STREQUAL "host")
-    message(FATAL_ERROR "tessera_add_library(${name}): TARGET ${ARG_TARGET} is not supported; use TARGET host")
   endif()
   if(ARG_FROM AND ARG_SOURCES)
     message(FATAL_ERROR "tessera_add_library(${name}): give either SOURCES or FROM, not both")
@@ -59,9 +60,15 @@ function(tessera_add_library name)
 
   find_package(Threads REQUIRED)
   add_library(${name} STATIC IMPORTED GLOBAL)
+  if(ARG_TARGET STREQUAL "host")
+    set(link_libraries "Threads::Threads;m")
+  else()
+    # Any other target is a chip (a built-in name or a JSON file); the generator says so if not.
+    set(link_libraries "Tessera::tessera_chiprt")
+  endif()
   set_target_properties(${name} PROPERTIES
     IMPORTED_LOCATION ${library}
     INTERFACE_INCLUDE_DIRECTORIES ${dir}
-    INTERFACE_LINK_LIBRARIES "Threads::Threads;m")
+    INTERFACE_LINK_LIBRARIES "${link_libraries}")
   add_dependencies(${name} ${name}.update)
 endfunction()

@@ -61,5 +61,6 @@ Command add_import_command(CLI::App &app);
 Command add_run_model_command(CLI::App &app);
 Command add_sweep_command(CLI::App &app);
 Command add_plot_command(CLI::App &app);
+Command add_gen_lib_command(CLI::App &app);
 
 } // namespace tessera::cli

@@ -2,6 +2,7 @@
 // The pipelines of the kernel library, scheduled with Tessera's host library schedules. The
 // generator (kernels.cpp) compiles them; Tessera's AOT test builds the same pipelines to
 // compute the reference results. Sizes are fixed here and in main.c.
+#include <tessera/codegen/chip_schedules.h>
 #include <tessera/codegen/host_schedules.h>
 #include <tessera/tessera.h>
 
@@ -11,11 +12,24 @@ constexpr int kM = 96, kN = 80, kK = 64;                           // matmul [M,
 constexpr int kBatch = 1, kChannels = 8, kSize = 16, kOut = 16;    // conv2d NCHW 3×3, pad 1
 constexpr int kRows = 16, kCols = 100;                             // softmax over rows
 
-inline tessera::Pipeline matmul() {
+/// The matmul's algorithm, shared by the host and the chip library.
+inline tessera::Pipeline matmul_algorithm() {
     using namespace tessera;
     Input A(Float(32), {kM, kK}, "A"), B(Float(32), {kK, kN}, "B");
-    Pipeline p(ops::matmul(A, B).func());
-    host_schedules::matmul(p, kM, kN, kK);
+    return Pipeline(ops::matmul(A, B).func());
+}
+
+inline tessera::Pipeline matmul() {
+    tessera::Pipeline p = matmul_algorithm();
+    tessera::host_schedules::matmul(p, kM, kN, kK);
+    return p;
+}
+
+/// The same matmul for the simulated chip tsp-mini, with the chip's library schedule (fp32
+/// operands are rounded to bf16 on their way into the MXM: equal within bf16's tolerance).
+inline tessera::Pipeline matmul_chip() {
+    tessera::Pipeline p = matmul_algorithm();
+    tessera::apply_chip_library_schedule(p, tessera::Target::named("tsp-mini"), {{kM, kN}});
     return p;
 }
 

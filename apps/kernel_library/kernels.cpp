@@ -8,4 +8,6 @@ using namespace kernel_library;
 // Fixed output shapes: extents fold into the code, and other shapes are rejected at call time.
 TESSERA_REGISTER_GENERATOR(matmul, [] { return tessera::GeneratedPipeline(matmul(), {{kM, kN}}); });
 TESSERA_REGISTER_GENERATOR(conv2d, [] { return tessera::GeneratedPipeline(conv2d(), {{kBatch, kOut, kSize, kSize}}); });
+// The matmul again for the chip tsp-mini: the same C signature, run on chipsim by libtessera_chiprt.
+TESSERA_REGISTER_GENERATOR(matmul_chip, [] { return tessera::GeneratedPipeline(matmul_chip(), {{kM, kN}}); });
 TESSERA_REGISTER_GENERATOR(softmax, [] { return tessera::GeneratedPipeline(softmax(), {{kRows, kCols}}); });

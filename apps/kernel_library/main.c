@@ -7,6 +7,7 @@
 
 #include "kl_conv2d.h"
 #include "kl_matmul.h"
+#include "kl_matmul_chip.h"
 #include "kl_softmax.h"
 
 static float *make(int64_t n, unsigned seed) {
@@ -82,6 +83,28 @@ int main(int argc, char **argv) {
     }
     failures += save_npy(dir, "matmul_A", a, a_shape, 2) + save_npy(dir, "matmul_B", b, b_shape, 2) +
                 save_npy(dir, "matmul_C", c, c_shape, 2);
+
+    /* The same matmul on the simulated chip tsp-mini, through the same signature. */
+    float *c_chip = make(96 * 80, 9);
+    tessera_buffer_t C_chip = buffer(c_chip, c_shape, 2);
+    code = kl_matmul_chip(&A, &B, &C_chip);
+    if (code) {
+        fprintf(stderr, "kl_matmul_chip failed: %s\n", kl_matmul_chip_error_message(code));
+        return 1;
+    }
+    const tessera_chip_report_t *report = kl_matmul_chip_last_report();
+    printf("kl_matmul_chip on %s: %lld cycles, utilisation %.3f\n", report->target, (long long)report->cycles, report->utilisation);
+    if (report->cycles <= 0) failures += 1;
+    failures += save_npy(dir, "matmul_chip_C", c_chip, c_shape, 2);
+    const int64_t chip_bad_shape[2] = {96, 63};
+    tessera_buffer_t chip_wrong_shape = buffer(a, chip_bad_shape, 2);
+    code = kl_matmul_chip(&chip_wrong_shape, &B, &C_chip);
+    failures += expect_error(code, TESSERA_ERROR_SHAPE, "chip: wrong shape", kl_matmul_chip_error_message(code));
+    tessera_buffer_t chip_wrong_type = A;
+    chip_wrong_type.type_code = TESSERA_TYPE_INT;
+    code = kl_matmul_chip(&chip_wrong_type, &B, &C_chip);
+    failures += expect_error(code, TESSERA_ERROR_TYPE, "chip: int32 buffer", kl_matmul_chip_error_message(code));
+    free(c_chip);
 
     /* conv2d NCHW: Y[1, 16, 16, 16] = conv(X[1, 8, 16, 16], W[16, 8, 3, 3]), padding 1 */
     const int64_t x_shape[4] = {1, 8, 16, 16}, w_shape[4] = {16, 8, 3, 3}, y_shape[4] = {1, 16, 16, 16};

@@ -24,7 +24,7 @@ Registry &registry() {
 }
 
 const char *kUsage =
-    "usage: %s -g NAME -o DIR [-f FUNCTION] [target=host]\n"
+    "usage: %s -g NAME -o DIR [-f FUNCTION] [target=host|tsp-mini|npu-edge|<target.json>]\n"
     "       %s --list\n"
     "Runs the registered generator NAME and writes DIR/lib<FUNCTION>.a and DIR/<FUNCTION>.h\n"
     "(FUNCTION defaults to NAME): a static library and C header of the generated kernel.\n";
@@ -90,9 +90,10 @@ int generator_main(int argc, char **argv) {
         if (name.empty() || dir.empty()) throw Error("both -g NAME and -o DIR are required (see --help)");
         if (function.empty()) function = name;
         const Target t = Target::named(target);
-        if (t.kind() != Target::Kind::Host)
-            throw Error("target '" + target + "' cannot be compiled to a library yet; use target=host");
         GeneratedPipeline g = run_generator(name);
+        if (t.kind() == Target::Kind::Chip && g.output_shapes.empty())
+            throw Error("generator '" + name + "' gives no output shapes; a library for chip target '" + target +
+                        "' has fixed shapes: return GeneratedPipeline(pipeline, {{shape}...})");
         LibraryFiles files = g.output_shapes.empty()
                                  ? compile_to_library(g.pipeline, function, dir, t, g.options)
                                  : compile_to_library(g.pipeline, function, dir, g.output_shapes, t, g.options);

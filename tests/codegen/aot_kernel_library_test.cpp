@@ -32,7 +32,8 @@ std::string log_text() {
 }
 
 void expect_matches(const Pipeline &p, const fs::path &dir, const std::vector<std::string> &input_files,
-                    const std::string &output_file, const std::vector<int64_t> &shape, int64_t reduction) {
+                    const std::string &output_file, const std::vector<int64_t> &shape, int64_t reduction,
+                    Type tolerance_type = Float(32)) {
     Bindings bindings;
     std::vector<Input> inputs = p.inputs();
     ASSERT_EQ(inputs.size(), input_files.size());
@@ -46,7 +47,7 @@ void expect_matches(const Pipeline &p, const fs::path &dir, const std::vector<st
     }
     Buffer<> expected = evaluate_reference(p, {shape}, bindings)[0];
     Buffer<> got = Buffer<>::load_npy((dir / (output_file + ".npy")).string());
-    Comparison c = compare(got, expected, Tolerance::for_type(Float(32), reduction));
+    Comparison c = compare(got, expected, Tolerance::for_type(tolerance_type, reduction));
     EXPECT_TRUE(c.equal) << output_file << ": " << c.message;
 }
 
@@ -76,6 +77,10 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
 
     using namespace kernel_library;
     expect_matches(matmul(), work / "out", {"matmul_A", "matmul_B"}, "matmul_C", {kM, kN}, kK);
+    // The chip library, built from the same algorithm and called on the same inputs: equal to the
+    // reference within bf16's tolerance (the MXM multiplies fp32 operands rounded to bf16).
+    expect_matches(matmul_chip(), work / "out", {"matmul_A", "matmul_B"}, "matmul_chip_C", {kM, kN}, kK, BFloat(16));
+    EXPECT_NE(log_text().find("kl_matmul_chip on tsp-mini: "), std::string::npos) << log_text();
     expect_matches(conv2d(), work / "out", {"conv2d_X", "conv2d_W"}, "conv2d_Y", {kBatch, kOut, kSize, kSize}, kChannels * 9);
     expect_matches(softmax(), work / "out", {"softmax_X"}, "softmax_Y", {kRows, kCols}, kCols);
 }

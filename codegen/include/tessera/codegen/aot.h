@@ -27,6 +27,13 @@ struct LibraryFiles {
     /// Which schedule was compiled: "the pipeline's schedule", or the tuning database's record
     /// that replaced it for this compile (fixed shapes only: tuned_schedule.h).
     std::string schedule = "the pipeline's schedule";
+    /// Chip targets: <dir>/<name>.tchip, the artifact the library embeds (chip_artifact.h);
+    /// its manifest is beside it as <name>.manifest.json. Empty for the host.
+    std::string artifact;
+    /// Chip targets: the tuning record's ID when one replaced the schedule, else -1.
+    int64_t tuning_record_id = -1;
+    /// Chip targets: the hash of the target's description (ChipArtifact::target_hash).
+    std::string target_hash;
 };
 
 /// Lowers `p` with its schedule and writes lib<name>.a and <name>.h into `dir` (created if
@@ -40,6 +47,9 @@ LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, cons
 /// As above for outputs of fixed shapes: extents become constants (faster code), and the
 /// kernel rejects other shapes. With a tuning database (tuned_schedule.h) the best record for
 /// the workload replaces the pipeline's schedule for this compile; `schedule` says which.
+/// A chip `target` (tsp-mini, npu-edge, a JSON path) builds a chip library: the same C
+/// signature and error codes, the kernel running on chipsim through libtessera_chiprt (link
+/// -ltessera_chiprt), plus `const tessera_chip_report_t *<name>_last_report(void)`.
 LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, const std::string &dir,
                                 const std::vector<std::vector<int64_t>> &output_shapes,
                                 const Target &target = Target::host(), const CpuOptions &options = {});
@@ -47,7 +57,16 @@ LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, cons
 /// As above for a kernel source (a hand-made or lowered loop nest).
 LibraryFiles compile_to_library(const KernelSource &source, const std::string &dir, const CpuOptions &options = {});
 
+/// Writes <dir>/lib<function>.a and <dir>/<function>.h holding `const char *<function>(void)`,
+/// which returns `text` (a library's provenance JSON, say). `function` is a C identifier.
+LibraryFiles write_string_library(const std::string &function, const std::string &text, const std::string &dir,
+                                  const CpuOptions &options = {});
+
 /// The C header text compile_to_library writes for `source`.
 std::string c_header(const KernelSource &source);
+
+struct ChipArtifact;
+/// The C header text of a chip library (chip_artifact.h).
+std::string c_header(const ChipArtifact &artifact);
 
 } // namespace tessera
