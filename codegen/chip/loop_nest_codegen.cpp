@@ -637,6 +637,7 @@ private:
                 store_on_chip(st, destination(n), v, n.stage);
             }
         }
+        release_kept_tiles(st);
         st.tiles.retire_all();
     }
 
@@ -1117,11 +1118,13 @@ private:
 
     /// Loads walk: records each distinct Input tile this statement reads.
     void gather_loads(const Expr &value) {
+        std::set<std::string> read_here;
         std::function<void(const Expr &)> visit = [&](const Expr &e) {
             if (const Call *c = e.as<Call>()) {
                 if (c->call_type == CallType::Input) {
                     const chipsim::OffchipView v = input_view(c, inputs_.at(c->name), "the read " + to_string(e));
                     const std::string key = load_key(c->name, v);
+                    if (read_here.insert(key).second) ++statements_reading_[key];
                     if (!loaded_keys_.count(key)) {
                         loaded_keys_.insert(key);
                         loads_.push_back({key, c->name, v, rows_loaded(v)});
@@ -1166,11 +1169,37 @@ private:
         if (auto pre = preloaded_.find(key); pre != preloaded_.end()) return as_read(pre->second);
         auto it = st.loads.find(key);
         if (it != st.loads.end()) return as_read(it->second);
-        const TileRef tile = emitter_.tile_anywhere(rows_loaded(v), int(placed_++ % 2), "a tile of " + c->name);
-        st.tiles.own(tile);
+        if (auto kept = kept_.find(key); kept != kept_.end()) {
+            st.loads.emplace(key, kept->second);
+            return as_read(kept->second);
+        }
+        const int64_t rows = rows_loaded(v);
+        const TileRef tile = emitter_.tile_anywhere(rows, int(placed_++ % 2), "a tile of " + c->name);
         emitter_.load(tile, v, c->name + " tile");
+        // A later statement reads the same tile (a reduction and the stage that uses it, computed
+        // at the same rows): keep it on chip for that one rather than reading it from off chip
+        // again, while kept tiles take at most a quarter of the vector memory.
+        if (statements_reading_[key] > 1 && kept_rows_ + rows <= vector_memory(t_).total_rows() / 4) {
+            kept_.emplace(key, tile);
+            kept_rows_ += rows;
+        } else {
+            st.tiles.own(tile);
+        }
         st.loads.emplace(key, tile);
         return as_read(tile);
+    }
+
+    /// After a statement: the kept Input tiles it was the last reader of go back to the emitter.
+    void release_kept_tiles(const Statement &st) {
+        for (const auto &entry : st.loads) {
+            const std::string &key = entry.first;
+            if (--statements_reading_[key] > 0) continue;
+            if (auto kept = kept_.find(key); kept != kept_.end()) {
+                emitter_.retire(kept->second);
+                kept_rows_ -= kept->second.count;
+                kept_.erase(kept);
+            }
+        }
     }
 
     /// The rows a load of `v` fills (its bytes in vector rows).
@@ -1275,6 +1304,9 @@ private:
     };
     std::vector<InputLoad> loads_;           ///< In first-use order.
     std::map<std::string, TileRef> preloaded_; ///< By load key, when preloaded.
+    std::map<std::string, int> statements_reading_; ///< Statements yet to read each Input tile (by load key).
+    std::map<std::string, TileRef> kept_;           ///< Input tiles kept on chip for a later statement.
+    int64_t kept_rows_ = 0;
     std::vector<std::string> wave_pieces_;    ///< The current wave's pieces, by what they write.
     std::set<const Provide *> one_row_;       ///< Nests whose indices are affine only row by row.
     int64_t box_lanes_ = 0;                   ///< Lanes index() spans (L, or 1 lane by lane).

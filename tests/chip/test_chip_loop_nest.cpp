@@ -113,6 +113,33 @@ TEST_P(ChipLoopNest, ProfileAttributesEveryInstructionToAStage) {
     EXPECT_NE(trace.find("\"stage\":\"sum_squares.update(0)\""), std::string::npos);
 }
 
+TEST(ChipLoopNestFusion, AReductionComputedAtItsConsumersRowsReadsTheInputOnce) {
+    // An RMSNorm whose input (512 KiB) is too large to preload: computed at the root, the sum of
+    // squares reads X from DRAM and the normalization reads it again; computed at 32-row blocks
+    // of the output, each block's X tiles stay on chip between the two, so X crosses DRAM once.
+    const int rows = 256, cols = 512;
+    Input X(Float(32), {rows, cols}, "X");
+    const Bindings b{{X, test::random_buffer(Float(32), {rows, cols}, 4)}};
+    auto rmsnorm = [&](bool fused) {
+        Var y("y"), x("x"), yo("yo"), yi("yi");
+        RDom r(0, cols, "r");
+        Func ss("sum_squares"), norm("rms_normalized");
+        ss(y) = 0.0f;
+        ss(y) += X(y, r) * X(y, r);
+        norm(y, x) = X(y, x) * rsqrt(ss(y) / float(cols) + 1e-6f);
+        if (fused) {
+            norm.split(y, yo, yi, 32).vectorize(yi);
+            ss.compute_at(norm, yo);
+        }
+        return expect_loop_nest_matches(Pipeline(norm), {{rows, cols}}, b, "npu-edge").report;
+    };
+    const chipsim::Report root = rmsnorm(false), fused = rmsnorm(true);
+    const int64_t x_and_out = 2 * int64_t(rows) * cols * 4;
+    EXPECT_GT(root.bytes.at("DRAM"), x_and_out + x_and_out / 4) << "the root schedule re-reads X";
+    EXPECT_LT(fused.bytes.at("DRAM"), x_and_out + 4096) << "X and the output cross DRAM once (plus constants)";
+    EXPECT_LT(fused.cycles, root.cycles);
+}
+
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
     const std::string chip = chip_target(GetParam());
     const int rows = 45, cols = 70;
