@@ -7,13 +7,87 @@
 #include "gemm_codegen.h"
 #include "gemm_pattern.h"
 #include "loop_nest_codegen.h"
+#include "loop_nest_ir.h"
 #include "op_recognizer.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
+#include "tessera/ir_equality.h"
 #include "tessera/ir_operator.h"
 
 namespace tessera {
+
+namespace {
+
+/// The reads of `name` in definition `d` (its value and its left-hand side's arguments).
+std::vector<const Call *> reads_of(const internal::Definition &d, const std::string &name) {
+    std::vector<Expr> calls = internal::chip::func_calls(d.value);
+    for (const Expr &a : d.args) {
+        std::vector<Expr> in_args = internal::chip::func_calls(a);
+        calls.insert(calls.end(), in_args.begin(), in_args.end());
+    }
+    std::vector<const Call *> out;
+    for (const Expr &e : calls)
+        if (e.as<Call>()->name == name) out.push_back(e.as<Call>());
+    return out;
+}
+
+/// Whether a read indexes the first dimension by its definition's own first pure variable and
+/// the others by constants (a reduction's update reading its own point: by its own arguments):
+/// the row of the caller it is computed for.
+bool reads_by_row(const internal::Definition &d, const Call *c, bool own_point) {
+    if (c->args.empty() || d.args.empty() || !d.args[0].as<Variable>() || !equal(c->args[0], d.args[0])) return false;
+    for (size_t i = 1; i < c->args.size(); ++i)
+        if (!as_const_int(c->args[i]) && !(own_point && i < d.args.size() && equal(c->args[i], d.args[i]))) return false;
+    return true;
+}
+
+/// The default tiling of a vector pipeline whose Inputs are too large to preload: reductions
+/// along the output's rows (a norm's statistics, a softmax's max and sum) are computed at
+/// blocks of the output's rows, as many rows as keep one block's Input tiles on chip between
+/// the reduction and its reader (loop_nest_codegen.h), so each Input crosses off-chip memory
+/// once rather than once per stage. Where the Inputs are preloaded (tsp-mini's 4 MiB) nothing
+/// changes: they are read once already, and whole-row stages interleave better.
+void block_row_reductions(const Pipeline &p, const chipsim::Target &t, const std::vector<std::vector<int64_t>> &shapes) {
+    if (p.outputs().size() != 1 || shapes.at(0).size() < 2 || !(p.schedule() == Schedule{})) return;
+    Func out = p.outputs()[0];
+    if (!out.contents()->updates.empty()) return;
+    const int64_t rows = shapes[0][0];
+    // Vector rows of Input tiles: all of them, and one lane chunk of output rows' worth of those
+    // read row by row (an Input whose first dimension is the output's rows).
+    int64_t input_rows = 0, chunk_rows = 0;
+    for (const Input &in : p.inputs()) {
+        int64_t elements = 1;
+        for (const Expr &d : in.shape()) elements *= as_const_int(d).value_or(0);
+        input_rows += (elements * in.type().bytes() + t.vector_bytes - 1) / t.vector_bytes;
+        if (!in.shape().empty() && as_const_int(in.shape()[0]) == rows) chunk_rows += elements / rows;
+    }
+    if (input_rows <= internal::chip::preload_limit_rows(t) || chunk_rows == 0) return;
+    // Reductions read only row by row, and only by the output (a compute_at level is a loop of
+    // one consumer: one read by another reduction too, as softmax's max, stays at the root).
+    auto read_by_row_by_the_output_only = [&](const Func &f) {
+        for (const Func &caller : p.functions())
+            for (int s = 0; s < caller.contents()->num_stages(); ++s) {
+                const internal::Definition &d = caller.contents()->stage(s);
+                for (const Call *c : reads_of(d, f.name()))
+                    if ((caller.name() != out.name() && caller.name() != f.name()) || !reads_by_row(d, c, caller.name() == f.name()))
+                        return false;
+            }
+        return true;
+    };
+    std::vector<Func> blocked;
+    for (const Func &f : p.functions())
+        if (f.name() != out.name() && !f.contents()->updates.empty() && read_by_row_by_the_output_only(f)) blocked.push_back(f);
+    if (blocked.empty()) return;
+    const int64_t chunks = internal::chip::kept_tiles_limit_rows(t) / chunk_rows;
+    if (chunks < 1) return; // one chunk's tiles would not stay on chip: no block reads less
+    const int64_t block = std::min(rows, t.lanes(chipsim::DType::FP32) * chunks);
+    const std::string row = out.contents()->args[0];
+    out.split(Var(row), Var(row + "_block"), Var(row + "_lane"), int(block)).vectorize(Var(row + "_lane"));
+    for (Func &f : blocked) f.compute_at(out, Var(row + "_block"));
+}
+
+} // namespace
 
 void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
                                  const std::vector<std::vector<int64_t>> &output_shapes) {
@@ -34,7 +108,7 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
     }
     // Vector stages compile from their loop nests under the chip's default rule (vector_lanes.h);
     // a product the GEMM matcher hands back (a weighted stencil) too.
-    if (!internal::chip::may_need_matrix_unit(pipeline)) return;
+    if (!internal::chip::may_need_matrix_unit(pipeline)) return block_row_reductions(pipeline, t, output_shapes);
     std::optional<internal::chip::GemmPattern> matched;
     try {
         matched = internal::chip::match_gemm(pipeline);

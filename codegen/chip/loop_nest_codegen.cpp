@@ -1150,7 +1150,7 @@ private:
     void preload_inputs() {
         int64_t rows = 0;
         for (const InputLoad &l : loads_) rows += l.rows;
-        if (loads_.empty() || rows > vector_memory(t_).total_rows() / 2) return;
+        if (loads_.empty() || rows > preload_limit_rows(t_)) return;
         for (const InputLoad &l : loads_) {
             const TileRef tile = place(l.rows, "a preloaded tile of " + l.input);
             emitter_.load(tile, l.view, l.input + " (preloaded)");
@@ -1179,7 +1179,7 @@ private:
         // A later statement reads the same tile (a reduction and the stage that uses it, computed
         // at the same rows): keep it on chip for that one rather than reading it from off chip
         // again, while kept tiles take at most a quarter of the vector memory.
-        if (statements_reading_[key] > 1 && kept_rows_ + rows <= vector_memory(t_).total_rows() / 4) {
+        if (statements_reading_[key] > 1 && kept_rows_ + rows <= kept_tiles_limit_rows(t_)) {
             kept_.emplace(key, tile);
             kept_rows_ += rows;
         } else {
@@ -1363,6 +1363,10 @@ bool product_of_reads(const Pipeline &p, bool strict) {
 
 bool may_need_matrix_unit(const Pipeline &p) { return product_of_reads(p, false); }
 bool needs_matrix_unit(const Pipeline &p) { return product_of_reads(p, true); }
+
+int64_t preload_limit_rows(const chipsim::Target &t) { return vector_memory(t).total_rows() / 2; }
+
+int64_t kept_tiles_limit_rows(const chipsim::Target &t) { return vector_memory(t).total_rows() / 4; }
 
 void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
     const Schedule original = p.schedule();

@@ -35,4 +35,11 @@ bool needs_matrix_unit(const Pipeline &p);
 /// the unit that lacks what the nest needs.
 void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
 
+/// Vector rows of Input tiles loaded once, before the kernel, when all of them fit (half the
+/// vector memory); above it each statement loads its own tiles.
+int64_t preload_limit_rows(const chipsim::Target &t);
+/// Vector rows of Input tiles kept on chip for a later statement that reads them again (a
+/// quarter of the vector memory); the rest are loaded again.
+int64_t kept_tiles_limit_rows(const chipsim::Target &t);
+
 } // namespace tessera::internal::chip

@@ -140,6 +140,25 @@ TEST(ChipLoopNestFusion, AReductionComputedAtItsConsumersRowsReadsTheInputOnce) 
     EXPECT_LT(fused.cycles, root.cycles);
 }
 
+TEST(ChipLibrarySchedules, RowReductionsOfInputsTooLargeToPreloadRunAtRowBlocks) {
+    // ops::rmsnorm of a 1 MiB input: on npu-edge (512 KiB scratchpad) the library schedule
+    // computes the mean square at blocks of rows, and X crosses DRAM once; on tsp-mini, whose
+    // MEM preloads X whole, the schedule records nothing.
+    Input X(Float(32), {256, 1024}, "X");
+    const Bindings b{{X, test::random_buffer(Float(32), {256, 1024}, 6)}};
+    const Pipeline npu(ops::rmsnorm(X).func());
+    apply_chip_library_schedule(npu, Target::named("npu-edge"), {{256, 1024}});
+    const std::string schedule = npu.schedule().to_json();
+    EXPECT_NE(schedule.find("compute_at"), std::string::npos) << schedule;
+    const ChipResult r = run_on_chip(compile_for_chip(npu, Target::named("npu-edge"), {{256, 1024}}, b), b);
+    const Buffer<> ref = npu.realize({{256, 1024}}, b, Target::reference())[0];
+    EXPECT_TRUE(compare(r.outputs[0], ref, kFp32).equal);
+    EXPECT_LT(r.report.bytes.at("DRAM"), 2 * 256 * 1024 * 4 + 4096) << "X and the output cross DRAM once";
+    const Pipeline tsp(ops::rmsnorm(X).func());
+    apply_chip_library_schedule(tsp, Target::named("tsp-mini"), {{256, 1024}});
+    EXPECT_TRUE(tsp.schedule() == Schedule{}) << tsp.schedule().to_json();
+}
+
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
     const std::string chip = chip_target(GetParam());
     const int rows = 45, cols = 70;

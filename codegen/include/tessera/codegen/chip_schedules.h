@@ -22,6 +22,13 @@
 // attention: `tensorize("mxm", {i, j, k})` on the update stages of `name_scores` and `name`
 // (the two matmuls); softmax, layernorm and depthwise conv2d record nothing — their VXM kernels
 // tile themselves (16 rows, or 16 channels, per vector; blocks interleaved in waves on tsp-mini).
+//
+// Other vector pipelines (compiled from their loop nests) whose Inputs are too large to preload:
+// each reduction along the output's rows that only the output reads (rmsnorm's mean square,
+// log_softmax's sum) is computed at blocks of the output's rows,
+//   out.split(d0, d0_block, d0_lane, B).vectorize(d0_lane);  r.compute_at(out, d0_block);
+// with B lane chunks of rows as many as keep a block's Input tiles on chip between the
+// reduction and the output (loop_nest_codegen.h), so those Inputs cross off-chip memory once.
 #include <cstdint>
 #include <vector>
 
