@@ -147,7 +147,10 @@ std::string TuneResult::to_string() const {
                       exhaustive ? " (searched exhaustively)" : "", generated, proven_infeasible, infeasible, approved_but_refused,
                       measured, wrong);
         s += line;
-        for (const std::string &why : infeasible_reasons) s += "infeasible: " + why + "\n";
+        const size_t shown = std::min<size_t>(infeasible_reasons.size(), 4);
+        for (size_t i = 0; i < shown; ++i) s += "infeasible: " + infeasible_reasons[i] + "\n";
+        if (shown < infeasible_reasons.size())
+            s += "infeasible: ... and " + std::to_string(infeasible_reasons.size() - shown) + " more reasons (--json lists them all)\n";
         return s;
     }
     std::snprintf(line, sizeof line, "%6s  %10s  %10s  %10s  %10s  %s\n", "trial", "ms", "best ms", "analytic", "learned", "candidate");

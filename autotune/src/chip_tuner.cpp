@@ -240,6 +240,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
     vo.sample_points = 64;
     vo.seed = options.seed;
     vo.reduction_length = longest_reduction(pipeline);
+    vo.tolerance_type = BFloat(16); // the chips multiply fp32 operands rounded to bf16 (as `tessera run` checks them)
     result.best_cycles = 0;
     for (const Measured &mc : measured) {
         const ChipResult run = run_on_chip(mc.program, inputs);
