@@ -53,7 +53,7 @@ struct ChipConstraintModel::Impl {
     Impl(const chipsim::Target &t, chipsim::DType in_dtype, int64_t columns)
         : target(t), acc(accumulator_of(t)), unit(t.mxm_shape(in_dtype)), n(columns) {
         solver.add(tm >= 1 && tn >= 1 && bank >= -1);
-        const std::string acc_name = acc.name + " of " + t.name;
+        const std::string acc_name = acc.name + " of " + t.name, acc_bank_name = acc.name + " bank of " + t.name;
         auto rule = [&](const char *name, const z3::expr &holds, std::function<std::string(const ChipMatmulChoice &)> explain) {
             z3::expr literal = ctx.bool_const(name);
             solver.add(z3::implies(literal, holds));
@@ -68,7 +68,7 @@ struct ChipConstraintModel::Impl {
             const int64_t rows = acc.rows_per_bank;
             rule("acc_bank_rows", tm <= ctx.int_val(rows), [=](const ChipMatmulChoice &c) {
                 return "an output tile of " + std::to_string(c.tile_m) + " rows needs " + std::to_string(c.tile_m) +
-                       " accumulator rows; an " + acc_name + " bank holds " + std::to_string(rows);
+                       " accumulator rows; an " + acc_bank_name + " holds " + std::to_string(rows);
             });
         } else {
             // The whole accumulator holds one tile: a row per output row per MXM-wide column block.

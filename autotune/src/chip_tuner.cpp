@@ -20,6 +20,9 @@
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/error.h"
+#include "tessera/tuning_db.h"
+#include "tessera/tuning_replay.h"
+#include "tessera/workload.h"
 #include "tessera/verify.h"
 #include "tuning_inputs.h"
 
@@ -254,6 +257,15 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         result.best_seconds = double(mc.cycles) / cycles_per_second;
         result.best_samples = {result.best_seconds};
         break;
+    }
+    // The winner, verified, goes to the database (the others were simulated timing-only, so
+    // unverified: they stay out).
+    if (options.database && result.best_cycles > 0) {
+        pipeline.set_schedule(result.best);
+        MeasuredSchedule m = measure_on_chip(pipeline, output_shapes, target);
+        m.seed = options.seed;
+        m.tuner_options = "{\"tuner\": \"chip-z3\", \"budget\": " + std::to_string(options.budget) + "}";
+        result.best_record = options.database->add(Workload::of(pipeline, output_shapes), TargetIdentity::of(target), m);
     }
     pipeline.set_schedule(original);
     if (result.best_cycles == 0)

@@ -220,6 +220,27 @@ TEST(AutotuneChip, AnEditedTargetWithFewerBanksChangesWhatIsFeasible) {
     std::filesystem::remove_all(dir);
 }
 
+// When nothing fits (a target file with tiny accumulator banks), the error says why in words.
+TEST(AutotuneChip, NothingFeasibleIsAnErrorNamingTheLimit) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    chipsim::Target t = chipsim::load_target("tsp-mini");
+    t.name = "tsp-mini-tiny-acc";
+    for (chipsim::MemoryDesc &m : t.memories)
+        if (m.accumulator) m.rows_per_bank = 16;
+    const std::string path = (dir / "tiny.json").string();
+    std::ofstream(path) << t.to_json();
+    Matmul mm(256, 64, 64);
+    try {
+        autotune(mm.p, mm.shapes, Target::named(path), TuneOptions{});
+        ADD_FAILURE() << "expected an error";
+    } catch (const Error &e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("proven infeasible"), std::string::npos) << what;
+        EXPECT_NE(what.find("an ACC bank of tsp-mini-tiny-acc holds 16"), std::string::npos) << what;
+    }
+    std::filesystem::remove_all(dir);
+}
+
 TEST(AutotuneChip, SameResultWhateverTheThreads) {
     Matmul mm(256, 128, 128);
     TuneOptions one, two;

@@ -61,7 +61,9 @@ TEST(CliTuneChip, TunesOnTspMiniAndTheWinnerRunsInTheSameCycles) {
     const std::filesystem::path dir = tessera_test::unique_temp_dir();
     const std::string best = (dir / "best.json").string();
     const std::string op = "matmul M=2048 N=64 K=64 dtype=int8";
-    const tessera_test::CommandResult r = run_tessera("tune " + op + " --target tsp-mini --threads 2 --json -o '" + best + "'");
+    const std::string db = (dir / "tuning.db").string();
+    const tessera_test::CommandResult r =
+        run_tessera("tune " + op + " --target tsp-mini --threads 2 --json -o '" + best + "' --db '" + db + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("x the bound)"), std::string::npos) << "the progress bar shows the gap: " << r.err;
     const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -81,5 +83,10 @@ TEST(CliTuneChip, TunesOnTspMiniAndTheWinnerRunsInTheSameCycles) {
     const nlohmann::json rj = nlohmann::json::parse(run.out);
     EXPECT_TRUE(rj["verified"].get<bool>());
     EXPECT_EQ(rj["cycles"].get<int64_t>(), cycles);
+    // The verified winner is the database's record, and `tessera run --db` uses it.
+    EXPECT_GT(j["best"]["record"].get<int64_t>(), 0);
+    const tessera_test::CommandResult from_db = run_tessera("run " + op + " --target tsp-mini --db '" + db + "' --json");
+    ASSERT_EQ(from_db.status, 0) << from_db.err;
+    EXPECT_EQ(nlohmann::json::parse(from_db.out)["cycles"].get<int64_t>(), cycles);
     std::filesystem::remove_all(dir);
 }
