@@ -1,7 +1,8 @@
-// `tessera tune OP key=value... --target host`: searches the op's schedules (autotune.h), with a
-// progress line on stderr, then prints the history and the best; -o writes the best schedule
+// `tessera tune OP key=value... --target T` (host, tsp-mini, npu-edge or a chip target JSON):
+// searches the op's schedules (autotune.h), with a progress line on stderr (best so far and the
+// gap to the problem bound), then prints the history and the best; -o writes the best schedule
 // for `tessera run OP ... --schedule FILE`, and --db (or $TESSERA_TUNING_DB) records every
-// correct measurement.
+// correct measurement (on chips: the verified winner).
 #include <chrono>
 #include <cstdio>
 #include <algorithm>

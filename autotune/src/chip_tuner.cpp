@@ -268,6 +268,9 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         result.best_record = options.database->add(Workload::of(pipeline, output_shapes), TargetIdentity::of(target), m);
     }
     pipeline.set_schedule(original);
+    if (candidates.empty() && result.proven_infeasible > 0)
+        throw Error("autotune: no schedule fits " + chip.name + ": all " + std::to_string(result.proven_infeasible) +
+                    " candidates were proven infeasible, e.g. the " + result.infeasible_reasons.front());
     if (result.best_cycles == 0)
         throw Error("autotune: no candidate of " + std::to_string(candidates.size()) + " for " + chip.name +
                     " compiled and matched the reference (" + std::to_string(result.infeasible) + " refused by the backend, " +
