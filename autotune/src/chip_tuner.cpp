@@ -181,13 +181,11 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         }
     }
     result.space_size = int64_t(candidates.size());
-    // Beyond the budget, a seeded shuffle picks which to measure (the library stays first).
+    // Beyond the budget, a seeded shuffle orders them (the library stays first); candidates the
+    // backend refuses do not use up the budget.
     if (int64_t(candidates.size()) > options.budget) {
         std::mt19937_64 rng(options.seed);
         std::shuffle(candidates.begin() + (library_measured ? 1 : 0), candidates.end(), rng);
-        candidates.resize(size_t(options.budget));
-    } else {
-        result.exhaustive = true;
     }
 
     // Compile one at a time (the directives are recorded on the shared pipeline), simulate in
@@ -199,9 +197,11 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
     };
     std::vector<Measured> measured;
     const size_t batch_size = size_t(std::max(8, 2 * threads));
-    for (size_t first = 0; first < candidates.size() && !out_of_time(); first += batch_size) {
+    size_t next = 0;
+    while (next < candidates.size() && result.measured < options.budget && !out_of_time()) {
         std::vector<Measured> batch;
-        for (size_t i = first; i < std::min(candidates.size(), first + batch_size); ++i) {
+        for (; next < candidates.size() && batch.size() < batch_size && result.measured + int(batch.size()) < options.budget; ++next) {
+            const size_t i = next;
             pipeline.set_schedule(candidates[i].schedule);
             try {
                 batch.push_back({i, compile_for_chip(pipeline, target, output_shapes), 0});
@@ -236,6 +236,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         }
     }
 
+    result.exhaustive = next == candidates.size();
     // The fastest (earliest on ties: the library first) that matches the reference wins.
     std::stable_sort(measured.begin(), measured.end(), [](const Measured &a, const Measured &b) { return a.cycles < b.cycles; });
     VerifyOptions vo;
