@@ -6,6 +6,9 @@ find_package(CLI11 REQUIRED CONFIG)
 find_package(PkgConfig REQUIRED)
 # The tuning database (libsqlite3-dev); a PRIVATE dependency of tessera_autotune.
 find_package(SQLite3 REQUIRED)
+# Z3 (libz3-dev; no CMake config in Debian): the chip tuner's constraint model, a PRIVATE
+# dependency of tessera_autotune used only in its .cpp files.
+pkg_check_modules(Z3 REQUIRED IMPORTED_TARGET z3)
 
 if(TESSERA_BUILD_TESTS)
   find_package(GTest REQUIRED)

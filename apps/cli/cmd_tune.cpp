@@ -1,7 +1,8 @@
-// `tessera tune OP key=value... --target host`: searches the op's schedules (autotune.h), with a
-// progress line on stderr, then prints the history and the best; -o writes the best schedule
+// `tessera tune OP key=value... --target T` (host, tsp-mini, npu-edge or a chip target JSON):
+// searches the op's schedules (autotune.h), with a progress line on stderr (best so far and the
+// gap to the problem bound), then prints the history and the best; -o writes the best schedule
 // for `tessera run OP ... --schedule FILE`, and --db (or $TESSERA_TUNING_DB) records every
-// correct measurement.
+// correct measurement (on chips: the verified winner).
 #include <chrono>
 #include <cstdio>
 #include <algorithm>
@@ -47,12 +48,14 @@ int tune(const TuneCliOptions &o) {
     options.database = db ? &*db : nullptr;
     const auto start = std::chrono::steady_clock::now();
     if (!o.quiet)
-        options.progress = [&](int trial, int budget, double best) {
+        options.progress = [&](int trial, int budget, double best, double bound) {
             const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const int filled = budget > 0 ? 30 * trial / budget : 30;
             const double left = trial > 0 ? elapsed / trial * (budget - trial) : 0.0;
-            std::fprintf(stderr, "\rtune %s [%-30s] %d/%d  best %.4f ms  %.1f s elapsed, ~%.1f s left ", op.op.c_str(),
-                         std::string(size_t(filled), '#').c_str(), trial, budget, best * 1e3, elapsed,
+            char gap[48] = "";
+            if (bound > 0 && best > 0) std::snprintf(gap, sizeof gap, " (%.2fx the bound)", best / bound);
+            std::fprintf(stderr, "\rtune %s [%-30s] %d/%d  best %.4f ms%s  %.1f s elapsed, ~%.1f s left ", op.op.c_str(),
+                         std::string(size_t(filled), '#').c_str(), trial, budget, best * 1e3, gap, elapsed,
                          o.time_s > 0 ? std::min(left, std::max(0.0, o.time_s - elapsed)) : left);
             std::fflush(stderr);
         };
@@ -73,6 +76,15 @@ int tune(const TuneCliOptions &o) {
         j["counts"] = {{"space", r.space_size}, {"generated", r.generated}, {"ranked", r.ranked}, {"infeasible", r.infeasible},
                        {"measured", r.measured}, {"wrong", r.wrong}, {"exhaustive", r.exhaustive}};
         j["bound"] = {{"seconds", r.bound_seconds}, {"gap", r.gap_to_bound()}, {"machine", r.machine}};
+        if (r.best_cycles > 0) {
+            j["best"]["cycles"] = r.best_cycles;
+            j["best"]["library_cycles"] = r.library_cycles;
+            j["bound"]["cycles"] = r.bound_cycles;
+            j["bound"]["limiter"] = r.bound_limiter;
+            j["counts"]["proven_infeasible"] = r.proven_infeasible;
+            j["counts"]["approved_but_refused"] = r.approved_but_refused;
+            j["infeasible_reasons"] = r.infeasible_reasons;
+        }
         nlohmann::json models = nlohmann::json::array();
         for (const CostModelAccuracy &a : r.model_accuracy)
             models.push_back({{"model", a.model}, {"samples", a.samples}, {"spearman", a.spearman}, {"mean_relative_error", a.mean_relative_error}});
@@ -81,7 +93,7 @@ int tune(const TuneCliOptions &o) {
         nlohmann::json history = nlohmann::json::array();
         for (const TuneTrial &t : r.history)
             history.push_back({{"trial", t.trial}, {"candidate", t.candidate}, {"seconds", t.seconds}, {"best_so_far", t.best_so_far},
-                               {"predicted_analytic", t.predicted_analytic}, {"predicted_learned", t.predicted_learned}, {"sampled", t.sampled}});
+                               {"predicted_analytic", t.predicted_analytic}, {"predicted_learned", t.predicted_learned}, {"sampled", t.sampled}, {"cycles", t.cycles}});
         j["history"] = history;
         if (db) j["database"] = db->path();
         std::printf("%s\n", j.dump(2).c_str());
@@ -102,8 +114,10 @@ Command add_tune_command(CLI::App &app) {
                 "the algorithm, ranks populations of candidates by an analytic and a learned (XGBoost) cost model,\n"
                 "measures the best predicted and a few random ones, up to --budget (each checked against the\n"
                 "reference evaluator on a sample of points), and prints the history, the best, the gap to the\n"
-                "problem bound and each model's accuracy on the random ones. The host is tuned today; chips next.");
-    cmd->add_option("--target", o->target, "the target to tune for (host)")->capture_default_str();
+                "problem bound and each model's accuracy on the random ones. On a chip (--target tsp-mini, npu-edge or a\n"
+                "target JSON) it searches the directives the chip backend honours, proves infeasible ones with Z3\n"
+                "(never compiled) and measures the rest in exact simulated cycles.");
+    cmd->add_option("--target", o->target, "the target to tune for: host, tsp-mini, npu-edge or a chip target JSON")->capture_default_str();
     cmd->add_option("--budget", o->budget, "candidates measured at most")->check(CLI::Range(1, 1000000))->capture_default_str();
     cmd->add_option("--time", o->time_s, "seconds at most (0: no limit)")->check(CLI::Range(0.0, 1e9));
     cmd->add_option("--seed", o->seed, "seed of the search and of the random inputs")->capture_default_str();

@@ -20,6 +20,9 @@
 #include "host_machine.h"
 #include "host_search_space.h"
 #include "learned_cost_model.h"
+#include "parallel_for.h"
+#include "chip_tuner.h"
+#include "tuning_inputs.h"
 #include "loop_nest_features.h"
 #include "rank_statistics.h"
 #include "tessera/codegen/host_features.h"
@@ -33,13 +36,9 @@
 
 namespace tessera {
 
-namespace {
+namespace internal::autotune {
 
-using namespace internal::autotune;
-using Clock = std::chrono::steady_clock;
-
-/// Random inputs for every Input of the pipeline (floats in [-1, 1), small integers).
-Bindings random_bindings(const Pipeline &p, uint64_t seed) {
+Bindings random_tuning_inputs(const Pipeline &p, uint64_t seed) {
     Bindings b;
     uint64_t s = seed;
     for (const Input &in : p.inputs()) {
@@ -56,7 +55,6 @@ Bindings random_bindings(const Pipeline &p, uint64_t seed) {
     return b;
 }
 
-/// The largest reduction any stage runs (for the float tolerance of the check).
 int64_t longest_reduction(const Pipeline &p) {
     int64_t longest = 1;
     for (const Func &f : p.functions())
@@ -68,6 +66,13 @@ int64_t longest_reduction(const Pipeline &p) {
         }
     return longest;
 }
+
+} // namespace internal::autotune
+
+namespace {
+
+using namespace internal::autotune;
+using Clock = std::chrono::steady_clock;
 
 /// Multiply-adds the algorithm needs, counted as 2 flops: one per point of each reduction.
 double algorithm_flops(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes) {
@@ -97,32 +102,6 @@ struct Compiled {
     bool sampled = false;
 };
 
-/// Runs fn(0) ... fn(n - 1) on up to `threads` threads.
-void parallel_for(size_t n, int threads, const std::function<void(size_t)> &fn) {
-    const size_t workers = std::min<size_t>(n, size_t(std::max(1, threads)));
-    if (workers <= 1) {
-        for (size_t i = 0; i < n; ++i) fn(i);
-        return;
-    }
-    std::atomic<size_t> next{0};
-    std::vector<std::thread> pool;
-    std::exception_ptr failure;
-    std::mutex failure_mutex;
-    for (size_t w = 0; w < workers; ++w)
-        pool.emplace_back([&] {
-            for (size_t i; (i = next++) < n;) {
-                try {
-                    fn(i);
-                } catch (...) {
-                    std::lock_guard<std::mutex> lock(failure_mutex);
-                    if (!failure) failure = std::current_exception();
-                }
-            }
-        });
-    for (std::thread &t : pool) t.join();
-    if (failure) std::rethrow_exception(failure);
-}
-
 /// The bytes of every input and output, once.
 double boundary_bytes(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes) {
     double bytes = 0;
@@ -149,6 +128,31 @@ double median(std::vector<double> v) { return Measurement::host_seconds(std::mov
 std::string TuneResult::to_string() const {
     std::string s;
     char line[1024];
+    if (best_cycles > 0) { // a chip: exact simulated cycles
+        std::snprintf(line, sizeof line, "%6s  %12s  %12s  %s\n", "trial", "cycles", "best cycles", "candidate");
+        s += line;
+        for (const TuneTrial &t : history) {
+            std::snprintf(line, sizeof line, "%6d  %12lld  %12.0f  %s\n", t.trial, (long long)t.cycles,
+                          t.best_so_far / (best_seconds / double(best_cycles)), t.candidate.c_str());
+            s += line;
+        }
+        std::snprintf(line, sizeof line,
+                      "best: %lld cycles (%s)%s\n"
+                      "problem bound %.0f cycles (%s): best at %.2fx the bound\n"
+                      "space %lld candidates%s; generated %d, proven infeasible by Z3 %d, refused by the backend %d "
+                      "(of them approved by Z3: %d), measured %d, wrong %d\n",
+                      (long long)best_cycles, best_candidate.c_str(),
+                      library_cycles > 0 ? (", library schedule " + std::to_string(library_cycles) + " cycles").c_str() : "",
+                      bound_cycles, bound_limiter.c_str(), gap_to_bound(), (long long)space_size,
+                      exhaustive ? " (searched exhaustively)" : "", generated, proven_infeasible, infeasible, approved_but_refused,
+                      measured, wrong);
+        s += line;
+        const size_t shown = std::min<size_t>(infeasible_reasons.size(), 4);
+        for (size_t i = 0; i < shown; ++i) s += "infeasible: " + infeasible_reasons[i] + "\n";
+        if (shown < infeasible_reasons.size())
+            s += "infeasible: ... and " + std::to_string(infeasible_reasons.size() - shown) + " more reasons (--json lists them all)\n";
+        return s;
+    }
     std::snprintf(line, sizeof line, "%6s  %10s  %10s  %10s  %10s  %s\n", "trial", "ms", "best ms", "analytic", "learned", "candidate");
     s += line;
     auto ms = [](double seconds) {
@@ -186,8 +190,8 @@ int TuneResult::trials_to_reach(double seconds) const {
 
 TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes, const Target &target,
                     const TuneOptions &options) {
-    if (target.kind() != Target::Kind::Host)
-        throw Error("autotune: target '" + target.name() + "' cannot be tuned yet; the host is (chips come next, issue 14)");
+    if (target.kind() != Target::Kind::Host && target.kind() != Target::Kind::Chip)
+        throw Error("autotune: target '" + target.name() + "' cannot be tuned; the host and the chips can");
     if (options.budget < 1) throw Error("autotune: the budget must be at least 1 measurement, not " + std::to_string(options.budget));
     if (options.repetitions < 1) throw Error("autotune: repetitions must be at least 1, not " + std::to_string(options.repetitions));
     if (options.threads < 0) throw Error("autotune: threads must be 0 (one per core) or more, not " + std::to_string(options.threads));
@@ -196,11 +200,12 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
     if (output_shapes.size() != pipeline.outputs().size())
         throw Error("autotune: the pipeline has " + std::to_string(pipeline.outputs().size()) + " outputs but " +
                     std::to_string(output_shapes.size()) + " output shapes were given");
+    if (target.kind() == Target::Kind::Chip) return autotune_chip(pipeline, output_shapes, target, options);
     const Schedule original = pipeline.schedule();
     const HostMachine &machine = host_machine();
     const int threads = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
     const HostSearchSpace space(pipeline, machine.lanes, output_shapes);
-    const Bindings inputs = random_bindings(pipeline, options.seed);
+    const Bindings inputs = random_tuning_inputs(pipeline, options.seed);
     const int64_t reduction = longest_reduction(pipeline);
     const auto start = Clock::now();
     std::optional<Workload> workload;
@@ -215,6 +220,8 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
     };
 
     TuneResult result;
+    const double flops = algorithm_flops(pipeline, output_shapes);
+    result.bound_seconds = std::max(flops / (machine.core_flops * machine.cores), boundary_bytes(pipeline, output_shapes) / machine.memory_bandwidth);
     result.space_size = space.size();
     result.exhaustive = result.space_size <= options.budget;
     result.machine = machine.to_string();
@@ -457,7 +464,7 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
             }
             t.best_so_far = result.best_seconds;
             result.history.push_back(t);
-            if (options.progress) options.progress(result.measured, options.budget, result.best_seconds);
+            if (options.progress) options.progress(result.measured, options.budget, result.best_seconds, result.bound_seconds);
         }
         std::sort(fastest.begin(), fastest.end());
         learned.train();
@@ -466,9 +473,7 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
     if (result.best_seconds == 0)
         throw Error("autotune: no candidate of " + std::to_string(result.generated) + " compiled and matched the reference (" +
                     std::to_string(result.infeasible) + " refused, " + std::to_string(result.wrong) + " wrong)");
-    const double flops = algorithm_flops(pipeline, output_shapes);
     result.gflops = flops / result.best_seconds / 1e9;
-    result.bound_seconds = std::max(flops / (machine.core_flops * machine.cores), boundary_bytes(pipeline, output_shapes) / machine.memory_bandwidth);
     // The models' accuracy on the sampled trials, with the predictions made before measuring.
     for (const char *model : {"analytic", "learned"}) {
         std::vector<double> predicted, measured;

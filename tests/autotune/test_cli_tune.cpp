@@ -53,3 +53,40 @@ TEST(CliTuneModels, RefusesBadThreadAndPopulationCounts) {
     EXPECT_EQ(population.status, 2);
     EXPECT_NE(population.err.find("--population"), std::string::npos) << population.err;
 }
+
+// On a chip: exact cycles, the library's and the bound's, Z3's refusals with their reasons, the
+// gap in the progress bar; `tessera run --schedule` then runs the winner in the same cycles,
+// verified against the reference.
+TEST(CliTuneChip, TunesOnTspMiniAndTheWinnerRunsInTheSameCycles) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const std::string best = (dir / "best.json").string();
+    const std::string op = "matmul M=2048 N=64 K=64 dtype=int8";
+    const std::string db = (dir / "tuning.db").string();
+    const tessera_test::CommandResult r =
+        run_tessera("tune " + op + " --target tsp-mini --threads 2 --json -o '" + best + "' --db '" + db + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("x the bound)"), std::string::npos) << "the progress bar shows the gap: " << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const int64_t cycles = j["best"]["cycles"].get<int64_t>();
+    EXPECT_GT(cycles, 0);
+    EXPECT_LE(cycles, j["best"]["library_cycles"].get<int64_t>());
+    EXPECT_GT(j["bound"]["cycles"].get<double>(), 0);
+    EXPECT_LE(j["bound"]["cycles"].get<double>(), double(cycles));
+    EXPECT_GT(j["counts"]["proven_infeasible"].get<int>(), 0) << "2048-row tiles do not fit a 1024-row accumulator bank";
+    ASSERT_FALSE(j["infeasible_reasons"].empty());
+    EXPECT_NE(j["infeasible_reasons"][0].get<std::string>().find("accumulator rows"), std::string::npos);
+    EXPECT_EQ(j["counts"]["approved_but_refused"].get<int>(), 0);
+    EXPECT_EQ(j["counts"]["wrong"].get<int>(), 0);
+
+    const tessera_test::CommandResult run = run_tessera("run " + op + " --target tsp-mini --schedule '" + best + "' --json");
+    ASSERT_EQ(run.status, 0) << run.err;
+    const nlohmann::json rj = nlohmann::json::parse(run.out);
+    EXPECT_TRUE(rj["verified"].get<bool>());
+    EXPECT_EQ(rj["cycles"].get<int64_t>(), cycles);
+    // The verified winner is the database's record, and `tessera run --db` uses it.
+    EXPECT_GT(j["best"]["record"].get<int64_t>(), 0);
+    const tessera_test::CommandResult from_db = run_tessera("run " + op + " --target tsp-mini --db '" + db + "' --json");
+    ASSERT_EQ(from_db.status, 0) << from_db.err;
+    EXPECT_EQ(nlohmann::json::parse(from_db.out)["cycles"].get<int64_t>(), cycles);
+    std::filesystem::remove_all(dir);
+}

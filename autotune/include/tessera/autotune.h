@@ -10,7 +10,19 @@
 // at random (so the models' accuracy is known on candidates they did not pick), retrains, and
 // evolves the population by mutation and crossover of the fastest. Candidates are measured by
 // the JIT (interleaved repetitions, medians), and each is checked against the reference
-// evaluator on a sample of points. Chips and Z3 feasibility join later (issue 14).
+// evaluator on a sample of points.
+//
+// On a chip target (tsp-mini, npu-edge, a target JSON) it searches the directives the chip
+// backend honours, measured in exact simulated cycles (timing-only runs in threads; the winner
+// is then run functionally and checked against the reference evaluator): the library schedule
+// first, then for a matmul (or conv) product its output tile (accumulator rows, and columns on
+// a dynamically issued chip) and its accumulator bank (store_in(ACC, bank)); every such
+// candidate is first checked by a Z3 model of the target built from chipsim's facts (bank and
+// accumulator capacity, the MXM's unit width, banks that exist and can be chosen), and the ones
+// Z3 proves infeasible are counted, their reasons kept, and never compiled. Other pipelines
+// (the chip's vector/loop-nest path) search the loop knobs of the host space with the chip's
+// vector lanes. Chip searches are deterministic: same pipeline, target, seed and budget, same
+// result, whatever the thread count.
 //
 //     TuneOptions o;
 //     o.budget = 48;
@@ -56,14 +68,16 @@ struct TuneOptions {
     /// minimises, in "seconds"; must be positive. Such candidates are not run, so not verified.
     std::function<double(const Schedule &)> measure;
     /// Reports each measured trial as it completes (e.g. a progress bar); may be empty.
-    std::function<void(int trial, int budget, double best_seconds)> progress;
+    /// bound_seconds is the problem bound (TuneResult::bound_seconds), 0 while unknown.
+    std::function<void(int trial, int budget, double best_seconds, double bound_seconds)> progress;
 };
 
 /// One measured candidate.
 struct TuneTrial {
     int trial = 0;          ///< 0, 1, ... in the order measured
     std::string candidate;  ///< the knob values, e.g. "matmul.s1: tile 4x32 k/256 parallel"
-    double seconds = 0;     ///< the median of its repetitions
+    double seconds = 0;     ///< the median of its repetitions (chips: cycles at the chip's clock)
+    int64_t cycles = 0;     ///< chips: its exact simulated kernel cycles
     double best_so_far = 0; ///< seconds
     /// The models' predictions, made before it was measured (0: that model had none yet).
     double predicted_analytic = 0, predicted_learned = 0;
@@ -100,6 +114,17 @@ struct TuneResult {
     /// The problem bound: the algorithm's flops at the measured peak of every core, or its
     /// inputs and outputs crossing memory once at the measured bandwidth, whichever is longer.
     double bound_seconds = 0;
+    /// Chips: the best's exact kernel cycles, the library schedule's (0: the op has none), and
+    /// the problem bound in cycles (chipsim::TimingModel::problem_bound) with its limiter.
+    int64_t best_cycles = 0, library_cycles = 0;
+    double bound_cycles = 0;
+    std::string bound_limiter;
+    /// Chips: candidates the Z3 model of the target proved infeasible (never compiled), and
+    /// its reasons, each once, in the order first met.
+    int proven_infeasible = 0;
+    std::vector<std::string> infeasible_reasons;
+    /// Chips: candidates Z3 approved that the backend still refused (Z3's misses; 0 expected).
+    int approved_but_refused = 0;
     double gap_to_bound() const { return bound_seconds > 0 ? best_seconds / bound_seconds : 0; }
     /// One entry per model: "analytic", then "learned".
     std::vector<CostModelAccuracy> model_accuracy;
@@ -114,8 +139,8 @@ struct TuneResult {
 
 /// Tunes `pipeline` (its outputs of `output_shapes`) for `target` with random inputs. Records
 /// nothing on the pipeline: apply the result with `pipeline.set_schedule(result.best)`. Throws
-/// tessera::Error for a target it cannot tune yet (chips: issue 14's next step), and when no
-/// candidate compiles.
+/// tessera::Error for a target it cannot tune (the reference and interpreter targets), and when
+/// no candidate compiles.
 TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes, const Target &target,
                     const TuneOptions &options = {});
 

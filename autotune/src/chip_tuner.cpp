@@ -1,0 +1,283 @@
+// The chip tuner (chip_tuner.h): builds the candidates of a pipeline on a chip — the library
+// schedule, then the chip directives the backend honours, each checked by the Z3 model of the
+// target (chip_constraints.h) — compiles the approved ones one at a time (directives live on
+// the shared pipeline), simulates them timing-only in threads, and verifies the fastest
+// functionally against the reference evaluator.
+#include "chip_tuner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "chip_constraints.h"
+#include "host_search_space.h"
+#include "parallel_for.h"
+#include "tessera/chipsim/timing_model.h"
+#include "tessera/codegen/chip_backend.h"
+#include "tessera/codegen/chip_schedules.h"
+#include "tessera/error.h"
+#include "tessera/tuning_db.h"
+#include "tessera/tuning_replay.h"
+#include "tessera/workload.h"
+#include "tessera/verify.h"
+#include "tuning_inputs.h"
+
+namespace tessera::internal::autotune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A candidate: a schedule and what a person reads about it.
+struct ChipCandidate {
+    Schedule schedule;
+    std::string description;
+};
+
+/// The Func whose result the library schedule keeps in the accumulator (a matmul's or conv's
+/// product), and whether its update stage carries a tile the search may resize.
+struct AccumulatorProduct {
+    std::string func;
+    bool has_tile = false;
+    int64_t tile_m = 0, tile_n = 0; ///< the library's tile
+};
+
+std::optional<AccumulatorProduct> accumulator_product(const Schedule &library) {
+    for (const auto &[name, fs] : library.funcs)
+        for (const Directive &d : fs.stage(0))
+            if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC) {
+                AccumulatorProduct p{name, false};
+                for (const Directive &u : fs.stage(1))
+                    if (u.kind == DirectiveKind::Tile && u.factors.size() == 2)
+                        p.has_tile = true, p.tile_m = u.factors[0], p.tile_n = u.factors[1];
+                return p;
+            }
+    return std::nullopt;
+}
+
+/// The library schedule with the product's tile and accumulator bank replaced by `c`'s.
+Schedule with_choice(Schedule s, const std::string &product, const ChipMatmulChoice &c) {
+    FuncSchedule &fs = s.funcs[product];
+    for (Directive &d : fs.stages[1])
+        if (d.kind == DirectiveKind::Tile && d.factors.size() == 2) {
+            if (c.tile_m > 0) d.factors[0] = c.tile_m;
+            if (c.tile_n > 0) d.factors[1] = c.tile_n;
+        }
+    for (Directive &d : fs.stages[0])
+        if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC) d.bank = c.acc_bank;
+    return s;
+}
+
+/// Powers of two from `first` below `limit`, then `limit` itself: the tile sizes worth trying
+/// along a dimension of `limit` elements.
+std::vector<int64_t> tile_sizes(int64_t first, int64_t limit) {
+    std::vector<int64_t> v;
+    for (int64_t x = first; x < limit; x *= 2) v.push_back(x);
+    if (limit > 0) v.push_back(limit);
+    return v;
+}
+
+chipsim::DType operand_dtype(const Pipeline &p) {
+    for (const Input &in : p.inputs())
+        if (in.type().is_int() && in.type().bits() == 8) return chipsim::DType::Int8;
+    return chipsim::DType::BF16;
+}
+
+} // namespace
+
+TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes, const Target &target,
+                         const TuneOptions &options) {
+    const chipsim::Target chip = chip_target_description(target);
+    const chipsim::TimingModel model(chip);
+    const double cycles_per_second = chip.clock_ghz * 1e9;
+    const Schedule original = pipeline.schedule();
+    const int threads = options.threads > 0 ? options.threads : std::max(1, int(std::thread::hardware_concurrency()));
+    const Bindings inputs = random_tuning_inputs(pipeline, options.seed);
+    const auto start = Clock::now();
+    auto out_of_time = [&] {
+        return options.time_budget_s > 0 && std::chrono::duration<double>(Clock::now() - start).count() > options.time_budget_s;
+    };
+    TuneResult result;
+    result.machine = chip.name + " (simulated, " + std::to_string(chip.clock_ghz) + " GHz)";
+
+    // The library schedule, recorded from the algorithm alone, is the first candidate: the
+    // tuned schedule is never slower than it.
+    std::vector<ChipCandidate> candidates;
+    std::optional<Schedule> library;
+    bool library_measured = false; ///< candidates[0] is the library schedule
+    pipeline.set_schedule(Schedule{});
+    try {
+        apply_chip_library_schedule(pipeline, target, output_shapes);
+        library = pipeline.schedule();
+        candidates.push_back({*library, "library schedule"});
+        library_measured = true;
+    } catch (const Error &) {
+        // no library schedule for this pipeline: the search starts from the algorithm
+    }
+
+    // A product in the accumulator: its tile and bank, every choice checked by Z3 first.
+    const std::optional<AccumulatorProduct> product = library ? accumulator_product(*library) : std::nullopt;
+    if (product) {
+        const std::vector<int64_t> &shape = output_shapes.at(0);
+        const int64_t m = shape.size() >= 2 ? shape[shape.size() - 2] : 1, n = shape.back();
+        const chipsim::DType dtype = operand_dtype(pipeline);
+        const ChipConstraintModel constraints(chip, dtype, n);
+        const int64_t width = chip.mxm_shape(dtype).n;
+        std::vector<int64_t> rows{0}, columns{0};
+        if (product->has_tile) {
+            for (int64_t r : tile_sizes(32, m)) rows.push_back(r);
+            // tsp-mini computes one MXM-wide column block per plane job: the tile's width is
+            // its unit's; a dynamically issued array takes several blocks per tile.
+            if (chip.issue == chipsim::IssueKind::Dynamic)
+                for (int64_t c : tile_sizes(width, n)) columns.push_back(c);
+        }
+        int acc_banks = 0;
+        for (const chipsim::MemoryDesc &mem : chip.memories)
+            if (mem.accumulator) acc_banks = mem.total_banks();
+        std::set<std::string> reasons;
+        // Z3 sees the sizes the backend will get: the library's where the choice keeps them.
+        auto infeasible = [&](const ChipMatmulChoice &c) {
+            return constraints.why_infeasible({c.tile_m > 0 ? c.tile_m : product->tile_m, c.tile_n > 0 ? c.tile_n : product->tile_n, c.acc_bank});
+        };
+        if (const std::optional<std::string> why = infeasible({})) {
+            // The library's own tile does not fit this target (an edited one): never compiled.
+            ++result.proven_infeasible;
+            reasons.insert(*why);
+            result.infeasible_reasons.push_back("library schedule: " + *why);
+            candidates.erase(candidates.begin());
+            library_measured = false;
+        }
+        for (int64_t r : rows)
+            for (int64_t c : columns)
+                for (int bank = -1; bank < acc_banks; ++bank) {
+                    const ChipMatmulChoice choice{r, c, bank};
+                    if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
+                    ++result.generated;
+                    if (const std::optional<std::string> why = infeasible(choice)) {
+                        ++result.proven_infeasible;
+                        if (reasons.insert(*why).second) result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
+                        continue;
+                    }
+                    candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
+                }
+    } else {
+        // The vector / loop-nest path: the loop knobs of the host space at the chip's lanes.
+        const HostSearchSpace space(pipeline, chip.lanes(chipsim::DType::FP32), output_shapes);
+        const int64_t size = std::min<int64_t>(space.size(), 4096);
+        for (int64_t i = 0; i < size; ++i) {
+            const Candidate c = space.nth(i);
+            try {
+                space.apply(c, pipeline);
+            } catch (const Error &) {
+                ++result.infeasible;
+                continue;
+            }
+            ++result.generated;
+            candidates.push_back({pipeline.schedule(), space.describe(c)});
+        }
+    }
+    result.space_size = int64_t(candidates.size());
+    // Beyond the budget, a seeded shuffle orders them (the library stays first); candidates the
+    // backend refuses do not use up the budget.
+    if (int64_t(candidates.size()) > options.budget) {
+        std::mt19937_64 rng(options.seed);
+        std::shuffle(candidates.begin() + (library_measured ? 1 : 0), candidates.end(), rng);
+    }
+
+    // Compile one at a time (the directives are recorded on the shared pipeline), simulate in
+    // threads; batches keep the progress and the time budget responsive.
+    struct Measured {
+        size_t candidate;
+        ChipProgram program;
+        int64_t cycles = 0;
+    };
+    std::vector<Measured> measured;
+    const size_t batch_size = size_t(std::max(8, 2 * threads));
+    size_t next = 0;
+    while (next < candidates.size() && result.measured < options.budget && !out_of_time()) {
+        std::vector<Measured> batch;
+        for (; next < candidates.size() && batch.size() < batch_size && result.measured + int(batch.size()) < options.budget; ++next) {
+            const size_t i = next;
+            pipeline.set_schedule(candidates[i].schedule);
+            try {
+                batch.push_back({i, compile_for_chip(pipeline, target, output_shapes), 0});
+            } catch (const Error &) {
+                ++result.infeasible;
+                if (product) ++result.approved_but_refused;
+            }
+        }
+        if (result.bound_cycles == 0 && !batch.empty()) {
+            const chipsim::Roofline bound = model.problem_bound(batch.front().program.problem);
+            result.bound_cycles = bound.bound_cycles;
+            result.bound_limiter = bound.limiter;
+            result.bound_seconds = bound.bound_cycles / cycles_per_second;
+        }
+        parallel_for(batch.size(), threads, [&](size_t k) {
+            ChipRunOptions timing_only;
+            timing_only.functional = false;
+            batch[k].cycles = run_on_chip(batch[k].program, inputs, timing_only).report.cycles;
+        });
+        for (Measured &mc : batch) {
+            TuneTrial t;
+            t.trial = result.measured++;
+            t.candidate = candidates[mc.candidate].description;
+            t.cycles = mc.cycles;
+            t.seconds = double(mc.cycles) / cycles_per_second;
+            if (mc.candidate == 0 && library_measured) result.library_cycles = mc.cycles;
+            if (result.best_cycles == 0 || mc.cycles < result.best_cycles) result.best_cycles = mc.cycles;
+            t.best_so_far = double(result.best_cycles) / cycles_per_second;
+            result.history.push_back(t);
+            if (options.progress) options.progress(result.measured, options.budget, t.best_so_far, result.bound_seconds);
+            measured.push_back(std::move(mc));
+        }
+    }
+
+    result.exhaustive = next == candidates.size();
+    // The fastest (earliest on ties: the library first) that matches the reference wins.
+    std::stable_sort(measured.begin(), measured.end(), [](const Measured &a, const Measured &b) { return a.cycles < b.cycles; });
+    VerifyOptions vo;
+    vo.mode = VerifyMode::Sample;
+    vo.sample_points = 64;
+    vo.seed = options.seed;
+    vo.reduction_length = longest_reduction(pipeline);
+    vo.tolerance_type = BFloat(16); // the chips multiply fp32 operands rounded to bf16 (as `tessera run` checks them)
+    result.best_cycles = 0;
+    for (const Measured &mc : measured) {
+        const ChipResult run = run_on_chip(mc.program, inputs);
+        if (!verify_outputs(pipeline, output_shapes, inputs, run.outputs, vo).passed) {
+            ++result.wrong; // a schedule never changes results: a compiler bug, kept out
+            continue;
+        }
+        result.best = candidates[mc.candidate].schedule;
+        result.best_candidate = candidates[mc.candidate].description;
+        result.best_cycles = mc.cycles;
+        result.best_seconds = double(mc.cycles) / cycles_per_second;
+        result.best_samples = {result.best_seconds};
+        break;
+    }
+    // The winner, verified, goes to the database (the others were simulated timing-only, so
+    // unverified: they stay out).
+    if (options.database && result.best_cycles > 0) {
+        pipeline.set_schedule(result.best);
+        MeasuredSchedule m = measure_on_chip(pipeline, output_shapes, target);
+        m.seed = options.seed;
+        m.tuner_options = "{\"tuner\": \"chip-z3\", \"budget\": " + std::to_string(options.budget) + "}";
+        result.best_record = options.database->add(Workload::of(pipeline, output_shapes), TargetIdentity::of(target), m);
+    }
+    pipeline.set_schedule(original);
+    if (candidates.empty() && result.proven_infeasible > 0)
+        throw Error("autotune: no schedule fits " + chip.name + ": all " + std::to_string(result.proven_infeasible) +
+                    " candidates were proven infeasible, e.g. the " + result.infeasible_reasons.front());
+    if (result.best_cycles == 0)
+        throw Error("autotune: no candidate of " + std::to_string(candidates.size()) + " for " + chip.name +
+                    " compiled and matched the reference (" + std::to_string(result.infeasible) + " refused by the backend, " +
+                    std::to_string(result.proven_infeasible) + " proven infeasible, " + std::to_string(result.wrong) + " wrong)" +
+                    (result.infeasible_reasons.empty() ? std::string() : ": " + result.infeasible_reasons.front()));
+    return result;
+}
+
+} // namespace tessera::internal::autotune
