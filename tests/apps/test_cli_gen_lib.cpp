@@ -142,7 +142,9 @@ TEST(CliGenLib, OneSpecBuildsHostAndChipLibrariesThatACProgramRunsLikeTheReferen
             "cc -std=c11 -Wall -Werror '" + (dir / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" TESSERA_SOURCE_DIR
             "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR "/codegen/include' '" + (lib / "libmm.a").string() + "' '" +
             (lib / "libsm.a").string() + "' '" + (lib / "libdemo_provenance.a").string() + "' -L'" TESSERA_BINARY_DIR
-            "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'");
+            "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" +
+            // A program linking a sanitized libtessera_chiprt must load the sanitizer runtime first.
+            (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
         ASSERT_EQ(cc.status, 0) << cc.err;
         const CommandResult run = tessera_test::run_command("'" + program + "' '" + dir.string() + "'");
         ASSERT_EQ(run.status, 0) << run.err;
