@@ -84,6 +84,7 @@ int main(int argc, char **argv) {
     if (TESSERA_ERROR_KIND(code) != TESSERA_ERROR_SHAPE) { fprintf(stderr, "wrong shape gave code %d\n", code); return 1; }
     printf("wrong shape: %s\n", mm_error_message(code));
     printf("provenance: %s\n", demo_provenance());
+    free(A.data); free(B.data); free(C.data); free(X.data); free(Y.data);
     return 0;
 }
 )";
