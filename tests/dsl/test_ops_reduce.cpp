@@ -85,6 +85,22 @@ TEST(OpsReduce, Int8SumIsInt32AndExact) {
     expect_matches(m.realize({{X, x}}), {37, 1}, reduce_loops(Red::Max, x, {false, true}, true, out_shape), Int(8));
 }
 
+TEST(OpsReduce, Int64MinAndMaxStartFromTheTypesExtremesExactly) {
+    // The identities are INT64_MAX and INT64_MIN themselves: a row holding only those values
+    // reduces to them (max_value() is 2^63 as a double, which no int64 conversion may take).
+    Input X(Int(64), {2, 3}, "X");
+    Buffer<int64_t> x({2, 3});
+    for (int64_t j = 0; j < 3; ++j) {
+        x(0, j) = std::numeric_limits<int64_t>::max();
+        x(1, j) = std::numeric_limits<int64_t>::min();
+    }
+    const Buffer<> lo = ops::reduce_min(X, {1}).realize({{X, x}}), hi = ops::reduce_max(X, {1}).realize({{X, x}});
+    EXPECT_EQ(static_cast<const int64_t *>(lo.data())[0], std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(static_cast<const int64_t *>(lo.data())[1], std::numeric_limits<int64_t>::min());
+    EXPECT_EQ(static_cast<const int64_t *>(hi.data())[0], std::numeric_limits<int64_t>::max());
+    EXPECT_EQ(static_cast<const int64_t *>(hi.data())[1], std::numeric_limits<int64_t>::min());
+}
+
 TEST(OpsReduce, Bf16MeanAccumulatesInFp32) {
     Input X(BFloat(16), {5, 37}, "X");
     Buffer<> x = random_buffer(BFloat(16), {5, 37}, 3);

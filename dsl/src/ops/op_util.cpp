@@ -1,6 +1,8 @@
 #include "op_util.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "tessera/boundary.h"
 #include "tessera/ir_operator.h"
@@ -69,7 +71,14 @@ std::optional<int64_t> const_int(const Expr &e, const std::map<std::string, int6
 Expr int_const(int64_t v) { return IntImm::make(Int(32), v); }
 
 Expr typed_const(Type t, double v) {
-    return t.is_float() ? make_const(t, v) : make_const(t, static_cast<int64_t>(v));
+    if (t.is_float()) return make_const(t, v);
+    // max_value() of a 64-bit integer type rounds up as a double (2^63, 2^64): it means the
+    // type's own maximum (a min-reduction's identity), exactly. Any other double outside int64
+    // (or NaN) converts to no integer at all — an error, not undefined behaviour.
+    if (t.bits() == 64 && v == t.max_value())
+        return t.is_int() ? IntImm::make(t, std::numeric_limits<int64_t>::max()) : UIntImm::make(t, std::numeric_limits<uint64_t>::max());
+    if (!(v >= -0x1p63 && v < 0x1p63)) throw Error("the constant " + std::to_string(v) + " does not fit " + t.to_string());
+    return make_const(t, static_cast<int64_t>(v));
 }
 
 
