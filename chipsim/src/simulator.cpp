@@ -234,26 +234,30 @@ struct RunState {
     std::map<DType, int64_t> macs_by_dtype;
     double mac_peak_cycles = 0;
     std::vector<int32_t> placed; ///< Op seqs in placement order.
-    std::vector<StageReport> stages; ///< Per Program::stages entry.
+    /// Per Program::stages entry: the report's figures, busy cycles by resource index (named
+    /// once, in finish_report, rather than looked up by name for every instruction).
+    struct StageTally {
+        StageReport report;
+        std::vector<int64_t> busy;
+    };
+    std::vector<StageTally> stages;
 
     RunState(const Program &p, const TimingModel &m, const SimOptions &o)
         : program(p), model(m), options(o), ops(expand(p, m)), table(m.make_table()), hazards(m.target(), p, ops) {
         if (o.functional) machine.emplace(m.target(), p, o.inputs);
-        for (const std::string &name : p.stages) stages.push_back(StageReport{name});
+        for (const std::string &name : p.stages) stages.push_back({StageReport{name}, std::vector<int64_t>(m.resource_table().size())});
     }
 
-    /// Adds a placed instruction to its stage's profile (units as the report lists them).
+    /// Adds a placed instruction to its stage's profile.
     void profile(const Op &op, const Placement &pl) {
         if (op.in.stage < 0 || size_t(op.in.stage) >= stages.size()) return;
-        StageReport &s = stages[size_t(op.in.stage)];
+        StageTally &tally = stages[size_t(op.in.stage)];
+        StageReport &s = tally.report;
         s.first_cycle = s.instructions == 0 ? pl.start : std::min(s.first_cycle, pl.start);
         s.last_cycle = std::max(s.last_cycle, pl.end);
         ++s.instructions;
         s.macs += op.use.macs;
-        for (const auto &[resource, cycles] : pl.busy) {
-            const ResourceInfo &info = model.resource_table()[size_t(resource)];
-            if (info.kind != ResourceKind::BankPort && info.kind != ResourceKind::SlicePort) s.busy_cycles[info.name] += cycles;
-        }
+        for (const auto &[resource, cycles] : pl.busy) tally.busy[size_t(resource)] += cycles;
     }
 
     /// Places op at `start` (resources already known free or stalled for), checks hazards,
@@ -469,8 +473,15 @@ void finish_report(RunState &rs) {
         u.utilization = std::min(1.0, double(u.busy_cycles) / (span * info.lanes));
         r.units.push_back(u);
     }
-    for (const StageReport &s : rs.stages)
-        if (s.instructions > 0) r.stages.push_back(s);
+    for (RunState::StageTally &tally : rs.stages) {
+        if (tally.report.instructions == 0) continue;
+        for (size_t i = 0; i < tally.busy.size(); ++i) {
+            const ResourceInfo &info = rs.model.resource_table()[i];
+            if (tally.busy[i] > 0 && info.kind != ResourceKind::BankPort && info.kind != ResourceKind::SlicePort)
+                tally.report.busy_cycles[info.name] = tally.busy[i];
+        }
+        r.stages.push_back(std::move(tally.report));
+    }
     std::sort(r.units.begin(), r.units.end(), [](const UnitReport &a, const UnitReport &b) { return a.name < b.name; });
     std::map<std::string, int64_t> roof_bytes;
     for (auto &[level, b] : r.bytes)
