@@ -415,9 +415,21 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
     std::optional<GemmPattern> g;
     try {
         g = internal::chip::match_gemm(pipeline);
-    } catch (const Error &) {
-        if (internal::chip::needs_matrix_unit(pipeline)) throw;
-        internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes);
+    } catch (const Error &library_form) {
+        // Not a library kernel's form: the loop-nest compiler takes it, matrix stages included
+        // (an update that multiplies two reads goes to the MXM stage by stage).
+        const bool needs_mxm = internal::chip::needs_matrix_unit(pipeline);
+        try {
+            internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes);
+        } catch (const Error &loop_nest) {
+            if (!needs_mxm) throw;
+            throw Error(std::string(loop_nest.what()) + " (as a library matmul: " + library_form.what() + ")");
+        }
+        // A matrix product that reached no matrix stage (a matrix-vector product, whose rows
+        // are one loop iteration) would be VXM work of one instruction per step: refused as before.
+        const auto &ins = cp.program.instructions;
+        if (needs_mxm && std::none_of(ins.begin(), ins.end(), [](const chipsim::Instruction &in) { return in.op == chipsim::Opcode::MxmMm; }))
+            throw;
         return cp;
     }
     return compile_matrix_pipeline(cp, pipeline, *g, output_shapes);

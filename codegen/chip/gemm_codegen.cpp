@@ -29,6 +29,7 @@
 
 #include "bank_allocator.h"
 #include "stream_plan.h"
+#include "vector_emitter.h"
 #include "tessera/chipsim/assembler.h"
 #include "tessera/error.h"
 
@@ -176,16 +177,7 @@ struct Emitter {
     /// repeated to fill it (the unit reads only the first elements).
     OffchipView rows_view(const std::string &tensor, int64_t offset, int64_t rows, int64_t row_stride, int64_t elems,
                           int bytes) const {
-        OffchipView v;
-        v.tensor = tensor;
-        v.offset = offset;
-        const int64_t row_bytes = elems * bytes;
-        v.outer.push_back({rows, row_stride});
-        if (row_bytes < vl) {
-            v.outer.push_back({vl / row_bytes, 0});
-        }
-        v.inner_bytes = row_bytes;
-        return v;
+        return unit_rows(tensor, offset, rows, row_stride, elems * bytes, vl);
     }
 
     OffchipView a_view(int64_t g, int64_t m0, int64_t rows, int64_t k0) const {

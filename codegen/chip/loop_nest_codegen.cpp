@@ -191,6 +191,14 @@ public:
     LoopNestCompiler(ChipProgram &cp, const LoweredModule &m, const std::map<std::string, int> &lanes, const Pipeline &p)
         : cp_(cp), t_(cp.target), model_(t_), emitter_(model_), m_(m), lanes_(lanes), L_(t_.lanes(DType::FP32)) {
         for (const Input &in : p.inputs()) input_types_.emplace(in.name(), in);
+        for (const Func &f : p.functions()) {
+            const auto &c = *f.contents();
+            if (c.updates.size() != 1 || immediate(c.init.value) != 0.0) continue;
+            const auto &u = c.updates[0].args;
+            bool pure = u.size() == c.args.size();
+            for (size_t d = 0; pure && d < u.size(); ++d) pure = u[d].as<Variable>() && u[d].as<Variable>()->name == c.args[d];
+            if (pure) zero_then_update_.insert(f.name());
+        }
         for (const ProvideSite &s : provide_sites(m.body)) {
             if (s.stage > 0) stored_whole_.insert(s.func);
             for (const Expr &c : func_calls(s.value)) stored_whole_.insert(c.as<Call>()->name);
@@ -207,6 +215,7 @@ public:
             walk(m_.body);
         } while (replan_);
         declare_inputs();
+        declare_matrix_operands();
         declare_outputs();
         // Second: every distinct tile of an Input the statements read. When they all fit in
         // half the vector memory they are loaded once, up front (tsp-mini: before the kernel's
@@ -217,6 +226,7 @@ public:
         emitter_.set_stage(stage_index("load inputs"));
         preload_inputs();
         phase_ = Phase::Emit;
+        jobs_ = 0;
         walk(m_.body);
         emitter_.set_stage(stage_index("store outputs"));
         for (auto &[name, o] : outputs_)
@@ -370,6 +380,7 @@ private:
         for (const For *f : loops)
             if (int st = stage_of_loop(provide->name, f->name); st >= 0) stage = st;
         const std::string stage_name = stage_display_name(provide->name, stage);
+        if (stage == 0 && zero_initialised_.count(provide->name)) return true; // its matrix stage writes every element
 
         const For *lane = nullptr;
         for (const For *f : loops)
@@ -430,6 +441,21 @@ private:
                 throw Error("chip backend: " + stage_name + " guards its vectorized loop with " + to_string(g) +
                             "; a vector instruction runs all its lanes and rows (vectorize the whole loop, or split with "
                             "TailStrategy::RoundUp or ShiftInwards)");
+        if (reduce == VxmOp::Add && row) {
+            if (auto mn = lane ? matrix_form(provide->name, stage_name, args, guards, loops, lane, row, reduced, value.type()) : std::nullopt) {
+                if (zero_then_update_.count(provide->name)) zero_initialised_.insert(provide->name);
+                emitter_.set_stage(stage_index(stage_name));
+                enumerate_matrix(*mn, loops, 0);
+                return true;
+            }
+            std::vector<std::string> out_loops;
+            for (const For *f : loops)
+                if (std::any_of(args.begin(), args.end(), [&](const Expr &a) { return mentions(a, f->name); })) out_loops.push_back(f->name);
+            if (auto why = unmapped_matrix_product(resolve(reduced), out_loops))
+                throw Error("chip backend: " + stage_name + " multiplies " + *why + ", a matrix product, but not in the form the MXM "
+                            "path maps (f(.., i, j) += a(.., i, k) * b(.., k, j) of two reads, perhaps cast, over one reduction "
+                            "loop); the VXM would take one instruction per row and reduction step");
+        }
         if (one_row_.count(provide)) row = nullptr, reduce.reset();
         Nest nest{provide->name, stage_name, args, value, guards, lane, row, reduce, reduced, provide};
         emitter_.set_stage(stage_index(stage_name));
@@ -670,6 +696,424 @@ private:
         auto o = outputs_.find(func);
         if (o != outputs_.end() && o->second.whole) return &o->second.on_chip;
         throw Error("chip backend: " + what + " uses " + func + ", which the chip compiler has not placed on chip");
+    }
+
+    // ---- Matrix stages ----------------------------------------------------------------------
+
+    /// An update f(.., i, .., j) += a(.., i, .., k) * b(.., k, .., j) that the MXM computes: the
+    /// rows of loop i stream through it as activations, loop j runs across its weight columns,
+    /// the reduction loop k down its weight rows. Every other loop is unrolled.
+    struct MatrixNest {
+        std::string func, stage;
+        std::vector<Expr> args, guards;
+        const For *i = nullptr, *j = nullptr, *k = nullptr;
+        Expr a; ///< The activations' value, its casts taken off: a read, or vector work.
+        Expr b; ///< The weights: a read of an Input, its casts taken off.
+        DType in = DType::Int8, acc = DType::Int32;
+    };
+
+    /// How one read of an Input reaches the MXM: a program tensor in the MXM's dtype whose
+    /// innermost dimension is the one the unit consumes contiguously (k for activations, j for
+    /// weights) and whose next is the one read along the tile's rows — the host lays it out so.
+    struct MatrixOperandPlan {
+        std::string tensor, input;
+        DType dtype = DType::Int8;
+        std::vector<int> order; ///< Source dimensions, outermost first, in the program tensor.
+        std::vector<int64_t> shape, lo, hi, stride; ///< Source shape, padded box, chip strides (by source dim).
+    };
+
+    /// `e` without its casts when that is a read of an Input or a Func, else undefined.
+    static Expr read_of(Expr e) {
+        while (const Cast *c = e.as<Cast>()) e = c->value;
+        const Call *c = e.as<Call>();
+        return c && (c->call_type == CallType::Input || c->call_type == CallType::Func) ? e : Expr();
+    }
+
+    /// The update as MXM work when it is a product of two reads that each have an output loop
+    /// the other lacks, in dtypes the MXM takes; else none (the VXM reduces it in time).
+    std::optional<MatrixNest> matrix_form(const std::string &func, const std::string &stage, const std::vector<Expr> &args,
+                                          const std::vector<Expr> &guards, const std::vector<const For *> &loops, const For *lane,
+                                          const For *k, const Expr &reduced, Type type) {
+        const Mul *mul = reduced.as<Mul>();
+        if (!mul) return std::nullopt;
+        // The weights: a read of an Input along the lane loop; the activations: any value of
+        // the other loops (a read, or vector work the VXM computes tile by tile).
+        // Widening casts come off (the MXM widens int8 and bf16 itself); a narrowing one is
+        // the operand's value (a requantisation to int8).
+        auto strip = [](Expr e) {
+            while (const Cast *c = e.as<Cast>()) {
+                if (c->type.bits() < c->value.type().bits()) break;
+                e = c->value;
+            }
+            return e;
+        };
+        Expr a = strip(mul->a), b = strip(mul->b);
+        if (mentions(a, lane->name)) std::swap(a, b);
+        if (mentions(a, lane->name) || !mentions(b, lane->name) || !mentions(a, k->name) || !mentions(b, k->name) || !read_of(b).defined())
+            return std::nullopt;
+        auto in_args = [&](const For *f) {
+            return std::any_of(args.begin(), args.end(), [&](const Expr &e) { return mentions(e, f->name); });
+        };
+        MatrixNest mn{func, stage, args, guards, nullptr, lane, k, a, b};
+        int64_t longest = 0;
+        for (const For *f : loops) {
+            if (f == lane || f == k || !in_args(f) || !mentions(a, f->name) || mentions(b, f->name)) continue;
+            const int64_t n = constant(f->extent, "the extent of loop " + f->name);
+            if (n >= longest) {
+                longest = n;
+                mn.i = f;
+            }
+        }
+        if (!mn.i) return std::nullopt; // a vector times a matrix: the VXM's reduction in time
+        // A product of two reads that each have an output loop the other lacks is the MXM's
+        // work (the VXM would take one instruction per output row and reduction step): what
+        // this path cannot map is an error, never a slow fallback.
+        std::vector<std::string> reductions;
+        for (const For *f : loops)
+            if (!in_args(f) && (mentions(a, f->name) || mentions(b, f->name))) reductions.push_back(f->name);
+        if (reductions.size() != 1)
+            throw Error("chip backend: " + stage + " is a matrix product reducing over " + std::to_string(reductions.size()) +
+                        " loops (" + reductions.front() + ", " + reductions.back() + "); the MXM path of the loop-nest compiler maps one "
+                        "reduction loop onto the MXM's weight rows (one RDom dimension, or fuse them)");
+        const Type ta = a.type(), tb = b.type();
+        if (ta == Int(8) && tb == Int(8) && type == Int(32)) {
+            mn.in = DType::Int8;
+            mn.acc = DType::Int32;
+        } else if (ta.is_float() && tb.is_float() && ta.bits() <= 32 && tb.bits() <= 32 && type == Float(32)) {
+            mn.in = ta == Float(16) && tb == Float(16) ? DType::FP16 : DType::BF16;
+            mn.acc = DType::FP32;
+        } else {
+            throw Error("chip backend: " + stage + " is a matrix product of " + ta.to_string() + " and " + tb.to_string() + " into " +
+                        type.to_string() + "; the MXM multiplies int8 into int32, or bf16/fp16/fp32 (rounded to bf16) into fp32");
+        }
+        if (!t_.mxm_supports(mn.in))
+            throw Error("chip backend: " + stage + " needs the MXM in " + chipsim::dtype_name(mn.in) + ", which " + t_.name + "'s MXM does not take");
+        return mn;
+    }
+
+    /// Whether `e` reads an Input or a Func.
+    static bool reads_data(const Expr &e) {
+        if (const Call *c = e.as<Call>())
+            if (c->call_type == CallType::Input || c->call_type == CallType::Func) return true;
+        const std::vector<Expr> ops = operands_of(e);
+        return std::any_of(ops.begin(), ops.end(), [](const Expr &x) { return reads_data(x); });
+    }
+
+    /// Two factors of a product in `e` that each read data along a loop of `out_loops` (the
+    /// loops the Provide writes along) the other does not — a matrix product: a convolution's
+    /// taps, a padded operand's select — described, if there is one.
+    static std::optional<std::string> unmapped_matrix_product(const Expr &e, const std::vector<std::string> &out_loops) {
+        if (const Mul *m = e.as<Mul>()) {
+            bool a_only = false, b_only = false;
+            for (const std::string &l : out_loops) {
+                a_only |= mentions(m->a, l) && !mentions(m->b, l);
+                b_only |= mentions(m->b, l) && !mentions(m->a, l);
+            }
+            if (a_only && b_only && reads_data(m->a) && reads_data(m->b)) return to_string(m->a) + " by " + to_string(m->b);
+        }
+        for (const Expr &k : operands_of(e))
+            if (auto r = unmapped_matrix_product(k, out_loops)) return r;
+        return std::nullopt;
+    }
+
+    /// Unrolls the loops of a matrix nest other than i, j and k, then emits its jobs.
+    void enumerate_matrix(const MatrixNest &n, const std::vector<const For *> &loops, size_t at) {
+        if (at == loops.size()) {
+            for (const Expr &g : n.guards) {
+                auto c = as_const_int(resolve(g));
+                if (!c) throw Error("chip backend: the guard " + to_string(resolve(g)) + " of " + n.stage + " is not known at compile time");
+                if (!*c) return;
+            }
+            return matrix_jobs(n);
+        }
+        const For *f = loops[at];
+        if (f == n.i || f == n.j || f == n.k) return enumerate_matrix(n, loops, at + 1);
+        const int64_t lo = constant(f->min, "the start of loop " + f->name), ext = constant(f->extent, "the extent of loop " + f->name);
+        for (int64_t v = lo; v < lo + ext; ++v) {
+            scope_[f->name] = Expr(static_cast<int>(v));
+            enumerate_matrix(n, loops, at + 1);
+        }
+        scope_.erase(f->name);
+    }
+
+    /// Affine indices of `read`'s arguments with `row` running `rows` rows from `row_min` and
+    /// `lane` `lanes` lanes from `lane_min`.
+    std::vector<Affine> matrix_indices(const Call *read, const For *row, int64_t row_min, int64_t rows, const For *lane,
+                                       int64_t lane_min, int64_t lanes, const std::string &what) {
+        const Point saved = pt_;
+        const int64_t saved_lanes = box_lanes_;
+        pt_ = Point{row ? row->name : "", lane->name, row_min, rows, lane_min};
+        box_lanes_ = lanes;
+        std::vector<Affine> out;
+        for (const Expr &arg : read->args) out.push_back(index(arg, what));
+        pt_ = saved;
+        box_lanes_ = saved_lanes;
+        return out;
+    }
+
+    /// The plan of the program tensor for Input `read` as an MXM operand (rows along `row`,
+    /// contiguous along `lane`), widened to this tile in the bounds walk.
+    MatrixOperandPlan &matrix_operand(const Call *read, DType dtype, const std::vector<Affine> &idx, int64_t rows, int64_t lanes,
+                                      const std::string &what) {
+        int lane_dim = -1, row_dim = -1;
+        for (size_t d = 0; d < idx.size(); ++d) {
+            if (idx[d].lane != 0) {
+                if (lane_dim >= 0 || idx[d].lane != 1 || idx[d].row != 0)
+                    throw Error("chip backend: " + what + " reads " + read->name + " along the MXM's contiguous loop in a way its DMA "
+                                "cannot gather (one dimension, step 1)");
+                lane_dim = int(d);
+            }
+        }
+        for (size_t d = 0; d < idx.size(); ++d)
+            if (idx[d].row != 0) {
+                if (row_dim >= 0 || idx[d].row < 0)
+                    throw Error("chip backend: " + what + " reads " + read->name + " along the tile's rows in more than one dimension "
+                                "or backwards; the MXM streams rows of one dimension");
+                row_dim = int(d);
+            }
+        std::vector<int> order;
+        for (int d = 0; d < int(idx.size()); ++d)
+            if (d != lane_dim && d != row_dim) order.push_back(d);
+        if (row_dim >= 0) order.push_back(row_dim);
+        order.push_back(lane_dim);
+        std::string key = read->name + "/" + chipsim::dtype_name(dtype);
+        for (int d : order) key += "," + std::to_string(d);
+        auto [it, fresh] = matrix_inputs_.try_emplace(key);
+        MatrixOperandPlan &plan = it->second;
+        if (fresh) {
+            plan.input = read->name;
+            plan.dtype = dtype;
+            plan.order = order;
+            plan.shape = constant_shape(input_types_.at(read->name));
+            plan.lo.assign(plan.shape.size(), 0);
+            plan.hi = plan.shape;
+        }
+        if (phase_ == Phase::Bounds)
+            for (size_t d = 0; d < idx.size(); ++d) {
+                const Affine &a = idx[d];
+                const int64_t last = a.c + a.row * (rows - 1) + a.lane * (lanes - 1);
+                plan.lo[d] = std::min({plan.lo[d], a.c, last});
+                plan.hi[d] = std::max({plan.hi[d], a.c + 1, last + 1});
+            }
+        return plan;
+    }
+
+    /// Declares the program tensors of the MXM's Input operands (after the bounds walk).
+    void declare_matrix_operands() {
+        int n = 0;
+        for (auto &entry : matrix_inputs_) {
+            MatrixOperandPlan &plan = entry.second;
+            plan.tensor = "mx" + std::to_string(n++);
+            std::vector<int64_t> chip, offset(plan.shape.size());
+            std::vector<int> dims(plan.shape.size());
+            for (int d : plan.order) {
+                dims[size_t(d)] = int(chip.size());
+                chip.push_back(plan.hi[size_t(d)] - plan.lo[size_t(d)]);
+            }
+            const std::vector<int64_t> strides = row_major_strides(chip);
+            plan.stride.assign(plan.shape.size(), 0);
+            for (size_t d = 0; d < plan.shape.size(); ++d) {
+                plan.stride[d] = strides[size_t(dims[d])];
+                offset[d] = -plan.lo[d];
+            }
+            declare(cp_, plan.tensor, plan.input, plan.dtype, chip, plan.shape, dims, offset, false);
+        }
+    }
+
+    /// A tile of `rows` rows of an MXM operand read from its program tensor: `elems` contiguous
+    /// elements a row, rows narrower than a vector repeated to fill it (the unit reads the first).
+    /// The loads walk records it for the preload; then it is the preloaded tile (`owned` false),
+    /// or a load of its own that the caller hands back after its last reader.
+    TileRef load_matrix_operand(const MatrixOperandPlan &plan, const std::vector<Affine> &idx, int64_t rows, int64_t elems,
+                                bool spread, const std::string &what, bool &owned, int copy = 0) {
+        const int64_t es = chipsim::dtype_bytes(plan.dtype);
+        int64_t offset = 0, row_stride = 0;
+        for (size_t d = 0; d < idx.size(); ++d) {
+            offset += (idx[d].c - plan.lo[d]) * plan.stride[d];
+            row_stride += idx[d].row * plan.stride[d];
+        }
+        const chipsim::OffchipView view = unit_rows(plan.tensor, offset * es, rows, row_stride * es, elems * es, t_.vector_bytes);
+        const std::string key = load_key(plan.tensor, view) + (copy ? "#" + std::to_string(copy) : "");
+        owned = false;
+        if (phase_ == Phase::Loads) {
+            if (loaded_keys_.insert(key).second) loads_.push_back({key, plan.input, view, rows, spread});
+            return TileRef();
+        }
+        if (auto pre = preloaded_.find(key); pre != preloaded_.end()) return pre->second;
+        owned = true;
+        const TileRef tile = emitter_.tile_anywhere(rows, int(placed_++ % 2), what, spread);
+        emitter_.load(tile, view, what);
+        return tile;
+    }
+
+    /// The activation rows of `n.a` for rows [i0, i0 + rows) and reduction chunk k0: an Input
+    /// read is loaded from its program tensor; any other value (a Func on chip, bias and ReLU
+    /// between two matmuls) is computed on the VXM with k in its lanes — L values of k an
+    /// activation row, the rest of the row zero — and cast to the MXM's dtype.
+    ///
+    /// `copies` of them: the planes of a wave stream them side by side, and one tile read by
+    /// several planes would serialise them on its bank's port (tsp-mini).
+    std::vector<TileRef> activations(Statement &st, const MatrixNest &n, int64_t i0, int64_t rows, int64_t k0, int64_t kstep, int copies) {
+        const Call *read = n.a.as<Call>();
+        std::vector<TileRef> out;
+        if (read && read->call_type == CallType::Input) {
+            const std::vector<Affine> idx = matrix_indices(read, n.i, i0, rows, n.k, k0, kstep, n.stage);
+            const MatrixOperandPlan &plan = matrix_operand(read, n.in, idx, rows, kstep, n.stage);
+            if (phase_ == Phase::Bounds) return out;
+            for (int c = 0; c < copies; ++c) {
+                bool owned = false;
+                out.push_back(load_matrix_operand(plan, idx, rows, kstep, false, read->name + " activations", owned, c));
+                if (owned) st.tiles.own(out.back());
+            }
+            return out;
+        }
+        const Point saved = pt_;
+        pt_ = Point{n.i->name, n.k->name, i0, rows, k0};
+        const Expr value = fold_tile_constants(resolve(n.a));
+        if (phase_ == Phase::Bounds) {
+            for (const Expr &c : func_calls(value))
+                for (const Expr &a : c.as<Call>()->args) index(a, n.stage);
+            plan_reads(value);
+        } else if (phase_ == Phase::Loads) {
+            gather_loads(value);
+        } else {
+            Statement chunk{pt_, BlockTiles(emitter_), {}, {}, n.stage, {}};
+            const Expr vx = expand_for_vxm(value);
+            std::set<const BaseExprNode *> seen;
+            count_uses(vx, chunk.uses, seen);
+            const TileRef v = value_of(chunk, vx);
+            for (int c = 0; c < copies; ++c) {
+                out.push_back(st.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations", out));
+                emitter_.vxm(VxmOp::Cast, lane_dtype(n.a.type(), n.stage), n.in, out.back(), {v}, std::nullopt, {},
+                             "activations to " + std::string(chipsim::dtype_name(n.in)));
+            }
+            release_kept_tiles(chunk);
+            chunk.tiles.retire_all();
+        }
+        pt_ = saved;
+        return out;
+    }
+
+    /// The MXM's jobs for the nest at the current values of its other loops: row tiles of loop i
+    /// times column blocks of loop j, each accumulating over chunks of k, drained and added
+    /// into the Func's vector rows.
+    void matrix_jobs(const MatrixNest &n) {
+        const Call *b = n.b.as<Call>();
+        if (b->call_type != CallType::Input)
+            throw Error("chip backend: " + n.stage + " multiplies by " + b->name + " as the MXM's weights, but " + b->name +
+                        " is computed on chip; the MXM installs weights from an Input (swap the operands or make it an Input)");
+        const chipsim::MxmShape &unit = t_.mxm_shape(n.in);
+        const chipsim::MemoryDesc *acc_mem = nullptr;
+        for (const chipsim::MemoryDesc &m : t_.memories)
+            if (m.accumulator) acc_mem = &m;
+        if (!acc_mem) throw Error("chip backend: " + t_.name + " has no accumulator memory for " + n.stage);
+        const bool a_on_chip = !(n.a.as<Call>() && n.a.as<Call>()->call_type == CallType::Input);
+        // Activations from the VXM carry L values of k a row (one fp32 vector's lanes).
+        const int64_t kstep = a_on_chip ? std::min<int64_t>(L_, unit.k) : unit.k;
+        const int64_t per_plane = acc_mem->interleaved ? acc_mem->total_rows() : acc_mem->rows_per_bank;
+        const int64_t ilo = constant(n.i->min, "the start of loop " + n.i->name), iext = constant(n.i->extent, "the extent of loop " + n.i->name);
+        const int64_t jlo = constant(n.j->min, "the start of loop " + n.j->name), jext = constant(n.j->extent, "the extent of loop " + n.j->name);
+        const int64_t klo = constant(n.k->min, "the start of loop " + n.k->name), kext = constant(n.k->extent, "the extent of loop " + n.k->name);
+        const int64_t chunks = (kext + kstep - 1) / kstep;
+        // Rows per job: half a plane's accumulators (the other half drains), and a row tile's
+        // activations within a quarter of the vector memory.
+        const int64_t budget = std::max<int64_t>(1, vector_memory(t_).total_rows() / 4 / chunks);
+        const int64_t R = std::max<int64_t>(1, std::min({iext, per_plane / 2, budget}));
+        const int rpa = model_.drain_rows_per_acc_row(n.acc, n.acc);
+        const int planes = t_.mxm.count;
+        if (wbuf_.size() != size_t(planes)) wbuf_.assign(size_t(planes), 0);
+        for (int64_t i0 = ilo; i0 < ilo + iext; i0 += R) {
+            const int64_t rows = std::min(R, ilo + iext - i0);
+            Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage, {}};
+            const int64_t blocks = (jext + unit.n - 1) / unit.n;
+            const int copies = emitter_.streaming() ? int(std::min<int64_t>(planes, blocks)) : 1;
+            std::vector<std::vector<TileRef>> act;
+            for (int64_t c = 0; c < chunks; ++c) act.push_back(activations(st, n, i0, rows, klo + c * kstep, kstep, copies));
+            // The column blocks of a row tile run a wave at a time, one job per plane, their
+            // instructions interleaved so that the in-order static schedule overlaps the planes
+            // (vector_emitter.h); dynamic issue needs no interleaving.
+            int64_t in_wave = 0;
+            if (phase_ == Phase::Emit) emitter_.begin_wave();
+            for (int64_t j0 = jlo; j0 < jlo + jext; j0 += unit.n) {
+                if (phase_ == Phase::Emit) {
+                    if (in_wave == planes) {
+                        emitter_.end_wave();
+                        emitter_.begin_wave();
+                        in_wave = 0;
+                    }
+                    emitter_.wave_lane(int(in_wave++));
+                }
+                const int plane = int(jobs_ % planes);
+                const int64_t region = (jobs_ / planes) % 2;
+                ++jobs_;
+                TileRef acc;
+                acc.memory = acc_mem->name;
+                acc.bank = acc_mem->interleaved ? -1 : plane;
+                acc.base = region * (per_plane / 2);
+                acc.count = rows;
+                for (int64_t c = 0; c < chunks; ++c) {
+                    const int64_t k0 = klo + c * kstep, krows = std::min(kstep, klo + kext - k0);
+                    const std::vector<Affine> idx = matrix_indices(b, n.k, k0, krows, n.j, j0, unit.n, n.stage);
+                    const MatrixOperandPlan &plan = matrix_operand(b, n.in, idx, krows, unit.n, n.stage);
+                    if (phase_ == Phase::Bounds) continue;
+                    bool owned = false;
+                    const TileRef w = load_matrix_operand(plan, idx, krows, unit.n, true, b->name + " weights", owned);
+                    if (phase_ == Phase::Loads) continue;
+                    chipsim::Instruction lw;
+                    lw.op = chipsim::Opcode::MxmLw;
+                    lw.dtype = n.in;
+                    lw.mxm = plane;
+                    lw.buffer = wbuf_[size_t(plane)]++ % t_.mxm.weight_buffers;
+                    lw.tiles = {w};
+                    emitter_.emit(lw, n.stage + " weights");
+                    chipsim::Instruction mm;
+                    mm.op = chipsim::Opcode::MxmMm;
+                    mm.dtype = n.in;
+                    mm.mxm = plane;
+                    mm.buffer = lw.buffer;
+                    mm.accumulate = c > 0;
+                    mm.tiles = {acc, act[size_t(c)][size_t((in_wave - 1) % copies)]};
+                    emitter_.emit(mm, n.stage + " matmul");
+                    if (owned) emitter_.retire(w);
+                }
+                if (phase_ != Phase::Emit) continue;
+                // On the other hemisphere from the Func's rows, which the VXM writes from it.
+                const TileRef drained = emitter_.tile_anywhere(rows * rpa, VectorEmitter::other_side(storage(n.func, n.stage)->tile),
+                                                               n.stage + " drained", true);
+                chipsim::Instruction drain;
+                drain.op = chipsim::Opcode::MxmDrain;
+                drain.dtype = n.acc;
+                drain.out_dtype = n.acc;
+                drain.has_out_dtype = true;
+                drain.tiles = {drained, acc};
+                emitter_.emit(drain, n.stage + " drain");
+                // Each fp32 vector of the drained rows adds into the Func's rows for its lanes.
+                for (int64_t q = 0; q < rpa && j0 + q * L_ < jlo + jext; ++q) {
+                    const Point saved = pt_;
+                    pt_ = Point{n.i->name, n.j->name, i0, rows, j0 + q * L_};
+                    const Stored *s = storage(n.func, n.stage);
+                    const auto [first, step] = rows_of(s->layout, n.args, n.stage);
+                    pt_ = saved;
+                    if (rows > 1 && step == 0)
+                        throw Error("chip backend: " + n.stage + " writes the same element on every row of a tile (loop " + n.i->name + ")");
+                    const TileRef dst = VectorEmitter::rows_of(s->tile, first, rows, step);
+                    const TileRef part = VectorEmitter::rows_of(drained, q, rows, rpa);
+                    if (zero_initialised_.count(n.func)) { // the product is the value: one VXM pass into place
+                        emitter_.vxm(VxmOp::Add, n.acc, n.acc, dst, {part}, 0.0, {}, n.stage + " into place");
+                        continue;
+                    }
+                    const TileRef apart = separate(st, dst, part);
+                    const TileRef sum = st.tiles.fresh(rows, {dst, apart}, VectorEmitter::other_side(dst), n.stage + " sum");
+                    emitter_.vxm(VxmOp::Add, n.acc, n.acc, sum, {dst, apart}, std::nullopt, {}, n.stage + " accumulate");
+                    store_on_chip(st, dst, sum, n.stage);
+                    st.tiles.release(sum);
+                }
+                emitter_.retire(drained);
+            }
+            if (phase_ == Phase::Emit) emitter_.end_wave();
+            st.tiles.retire_all();
+            if (phase_ == Phase::Emit) ++statements_;
+        }
     }
 
     // ---- Values ---------------------------------------------------------------------------
@@ -1152,7 +1596,8 @@ private:
         for (const InputLoad &l : loads_) rows += l.rows;
         if (loads_.empty() || rows > preload_limit_rows(t_)) return;
         for (const InputLoad &l : loads_) {
-            const TileRef tile = place(l.rows, "a preloaded tile of " + l.input);
+            const TileRef tile = l.spread ? emitter_.tile_anywhere(l.rows, int(placed_++ % 2), "preloaded weights of " + l.input, true)
+                                          : place(l.rows, "a preloaded tile of " + l.input);
             emitter_.load(tile, l.view, l.input + " (preloaded)");
             preloaded_[l.key] = tile;
         }
@@ -1301,6 +1746,7 @@ private:
         std::string key, input;
         chipsim::OffchipView view;
         int64_t rows = 1;
+        bool spread = false; ///< Interleaved over a hemisphere's slices (MXM weights, installed several rows a cycle).
     };
     std::vector<InputLoad> loads_;           ///< In first-use order.
     std::map<std::string, TileRef> preloaded_; ///< By load key, when preloaded.
@@ -1316,6 +1762,13 @@ private:
     std::string preload_summary_;
     Point pt_;
     std::map<std::string, InputPlan> inputs_;
+    std::map<std::string, MatrixOperandPlan> matrix_inputs_; ///< By Input, dtype and dimension order.
+    std::vector<int> wbuf_;  ///< Weight installs so far per MXM plane (which buffer is next).
+    /// Funcs whose pure definition is zero and whose one update is a matrix stage over the whole
+    /// region: the stage writes the product into place and the zeros are never written.
+    std::set<std::string> zero_initialised_;
+    std::set<std::string> zero_then_update_; ///< Funcs defined as zero with one update over their pure variables.
+    int64_t jobs_ = 0;       ///< MXM jobs so far (their plane and accumulator region).
     std::map<std::string, OutputPlan> outputs_;
     std::map<std::string, Stored> stored_;
     std::vector<double> float_constants_, int_constants_;

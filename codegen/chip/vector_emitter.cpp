@@ -235,4 +235,11 @@ chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int
     return v;
 }
 
+chipsim::OffchipView unit_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes,
+                               int64_t vector_bytes) {
+    chipsim::OffchipView v = strided_rows(tensor, offset, rows, stride, row_bytes);
+    if (row_bytes < vector_bytes) v.outer.push_back({vector_bytes / row_bytes, 0});
+    return v;
+}
+
 } // namespace tessera::internal::chip

@@ -136,6 +136,10 @@ private:
 /// An off-chip view of `rows` rows of `row_bytes` contiguous bytes, consecutive rows `stride`
 /// bytes apart, starting `offset` bytes into `tensor`.
 chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes);
+/// strided_rows for a matrix unit's operand: a row narrower than a vector (`vector_bytes`) is
+/// repeated to fill it, and the unit reads only its first elements.
+chipsim::OffchipView unit_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes,
+                               int64_t vector_bytes);
 
 /// The tiles one block of vector work (a softmax/layernorm block, an attention job) allocates,
 /// handed back together once the block's result is stored.

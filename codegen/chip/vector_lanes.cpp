@@ -29,6 +29,44 @@ std::optional<std::string> lane_variable(const ProvideSite &p, int lane) {
     return std::nullopt;
 }
 
+/// Whether `e` contains the read `read` (that very node).
+bool holds(const Expr &e, const Call *read) {
+    const std::vector<Expr> calls = func_calls(e);
+    return std::any_of(calls.begin(), calls.end(), [&](const Expr &c) { return c.as<Call>() == read; });
+}
+
+/// When `site` is a matrix stage (f = f + a * b, each read perhaps cast) whose read `read` does
+/// not vary along the lane loop `lane_var` but its partner does, `read` is the MXM's
+/// activations: its lanes must run along the reduction loop both reads share (k of a(i, k) in
+/// f(i, j) += a(i, k) * b(k, j)). That dimension, if there is exactly one.
+std::optional<int> activation_lane(const ProvideSite &site, const Call *read, const std::string &lane_var) {
+    const Add *add = site.value.as<Add>();
+    if (!add) return std::nullopt;
+    auto strip = [](Expr e) {
+        while (const Cast *c = e.as<Cast>()) e = c->value;
+        return e;
+    };
+    for (const Expr &term : {add->a, add->b}) {
+        const Mul *mul = strip(term).as<Mul>();
+        if (!mul) continue;
+        const Expr x = strip(mul->a), y = strip(mul->b);
+        const Expr partner = holds(x, read) ? y : holds(y, read) ? x : Expr();
+        if (!partner.defined() || !mentions(partner, lane_var)) continue;
+        std::optional<int> dim;
+        for (const SiteLoop &loop : site.loops) {
+            const bool in_args = std::any_of(site.args.begin(), site.args.end(), [&](const Expr &a) { return mentions(a, loop.name); });
+            if (in_args || !mentions(partner, loop.name)) continue;
+            for (size_t d = 0; d < read->args.size(); ++d)
+                if (mentions(read->args[d], loop.name)) {
+                    if (dim && *dim != int(d)) return std::nullopt;
+                    dim = int(d);
+                }
+        }
+        return dim;
+    }
+    return std::nullopt;
+}
+
 /// Fills `lanes` from the consumers down (sites in reverse topological order); "" on success,
 /// else why a read cannot agree.
 std::string propagate(const std::vector<ProvideSite> &sites, const std::vector<std::string> &consumers_first, LaneChoice &lanes) {
@@ -51,6 +89,8 @@ std::string propagate(const std::vector<ProvideSite> &sites, const std::vector<s
                 for (size_t i = 0; i < c->args.size(); ++i)
                     if (mentions(c->args[i], *v)) with.push_back(int(i));
                 const std::string read = "the read " + to_string(call) + " in " + stage_display_name(f, site.stage);
+                if (with.empty())
+                    if (auto k = activation_lane(site, c, *v)) with.push_back(*k);
                 if (with.size() != 1)
                     return read + (with.empty() ? " does not vary along " + f + "'s lanes (" + *v + ")"
                                                 : " uses " + f + "'s lane loop " + *v + " in several dimensions");

@@ -1,7 +1,8 @@
 // The graph compiler's chip partition (chip_model.h): graph values are grouped bottom-up, each
 // joining the kernel of the producers only it reads whenever the chip backend compiles the
-// merged kernel, so a matmul takes its bias, activation and residual add, and element-wise
-// chains become one vector kernel. Whatever the backend refuses is split, down to one graph
+// merged kernel and it is no slower, end to end (host I/O included, simulated in time only),
+// than the kernels it replaces: a matmul takes its bias, activation and residual add,
+// element-wise chains become one vector kernel, two matmuls share one program where that wins. Whatever the backend refuses is split, down to one graph
 // value a kernel; a value refused alone is an error that names it.
 #include "tessera/codegen/chip_model.h"
 
@@ -12,6 +13,7 @@
 #include "tessera/error.h"
 #include "tessera/internal/cut_subgraph.h"
 #include "tessera/internal/function.h"
+#include "tessera/ir_operator.h"
 
 namespace tessera {
 
@@ -51,6 +53,24 @@ struct Partitioner {
         }
         return k;
     }
+
+    /// A kernel's cycles end to end (its host I/O included: what leaves one kernel for the next
+    /// crosses the host link), simulated in time only.
+    static int64_t cost(const ChipModelKernel &k) {
+        Bindings zeros;
+        for (const Input &in : k.pipeline.inputs()) {
+            std::vector<int64_t> shape;
+            for (const Expr &e : in.shape()) {
+                auto n = as_const_int(e);
+                if (!n) throw Error("compile_model_for_chip: Input " + in.name() + " has a symbolic dimension; bind it first");
+                shape.push_back(*n);
+            }
+            zeros.emplace_back(in, Buffer<>(in.type(), shape));
+        }
+        ChipRunOptions timing;
+        timing.functional = false;
+        return run_on_chip(k.program, zeros, timing).report.total_cycles;
+    }
 };
 
 } // namespace
@@ -86,6 +106,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
     // Bottom-up grouping: a value joins the kernels of the producers it alone reads.
     std::map<std::string, std::vector<std::string>> members; // kernel head -> values inside, producers first
     std::map<std::string, ChipModelKernel> kernels;
+    std::map<std::string, int64_t> costs; // kernel head -> its cycles end to end
     for (const std::string &v : order) {
         std::vector<std::string> joinable;
         for (const std::string &p : producers[v])
@@ -100,21 +121,35 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (!joinable.empty()) attempts.push_back(joinable);
         if (joinable.size() > 1)
             for (const std::string &p : joinable) attempts.push_back({p});
-        attempts.push_back({});
+        // The value alone first: a merge must be no slower than the kernels it replaces.
         std::string error;
+        std::optional<ChipModelKernel> alone = part.try_kernel(v, merged({}), error);
+        const int64_t alone_cost = alone ? Partitioner::cost(*alone) : 0;
         bool placed = false;
         for (const std::vector<std::string> &heads : attempts) {
             const std::vector<std::string> m = merged(heads);
             std::optional<ChipModelKernel> k = part.try_kernel(v, m, error);
             if (!k) continue;
+            const int64_t merged_cost = Partitioner::cost(*k);
+            int64_t replaced = alone_cost;
+            for (const std::string &h : heads) replaced += costs.at(h);
+            if (alone && merged_cost > replaced) continue;
             for (const std::string &h : heads) {
                 kernels.erase(h);
                 members.erase(h);
+                costs.erase(h);
             }
             members[v] = m;
+            costs[v] = merged_cost;
             kernels.emplace(v, std::move(*k));
             placed = true;
             break;
+        }
+        if (!placed && alone) {
+            members[v] = merged({});
+            costs[v] = alone_cost;
+            kernels.emplace(v, std::move(*alone));
+            placed = true;
         }
         if (!placed)
             throw Error(part.values.at(v).label + " cannot run on " + target.name() + " even as a kernel of its own: " + error);

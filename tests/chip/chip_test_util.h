@@ -8,8 +8,12 @@
 #include <tessera/ops.h>
 
 #include <algorithm>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
+
+#include "test_support.h"
 
 namespace tessera::test {
 
@@ -56,6 +60,35 @@ inline chipsim::Target with_32_byte_vectors(chipsim::Target t) {
     t.mxm.int8.k = t.mxm.int8.n = 32;
     t.mxm.floating.k = t.mxm.floating.n = 16;
     return t;
+}
+
+/// The target a test parameter names: a built-in chip, or one edited and written to a file of
+/// this process's own — "<chip>-v32" with 32-byte vectors (8 fp32 lanes, MXMs of one vector's
+/// width), "<chip>-4banks" with half the scratchpad banks (each twice as deep), "<chip>-2planes"
+/// with two MXM planes over two 128-row accumulator banks.
+inline std::string edited_chip_target(const std::string &variant) {
+    static std::map<std::string, std::string> made;
+    if (variant == "tsp-mini" || variant == "npu-edge") return variant;
+    auto it = made.find(variant);
+    if (it != made.end()) return it->second;
+    const std::string base = variant.rfind("tsp-mini", 0) == 0 ? "tsp-mini" : "npu-edge";
+    chipsim::Target t = chipsim::load_target(base);
+    t.name = variant;
+    if (variant.find("-v32") != std::string::npos) t = with_32_byte_vectors(t);
+    for (auto &m : t.memories) {
+        if (variant.find("-4banks") != std::string::npos && !m.accumulator) {
+            m.banks = 4;
+            m.rows_per_bank *= 2;
+        }
+        if (variant.find("-2planes") != std::string::npos && m.accumulator) {
+            m.banks = 2;
+            m.rows_per_bank = 128;
+        }
+    }
+    if (variant.find("-2planes") != std::string::npos) t.mxm.count = 2;
+    const std::string path = (tessera_test::unique_temp_dir() / (variant + ".json")).string();
+    std::ofstream(path) << t.to_json();
+    return made[variant] = path;
 }
 
 /// A random buffer of `type` and `shape`.

@@ -18,28 +18,7 @@ namespace {
 
 class ChipLoopNest : public ::testing::TestWithParam<std::string> {};
 
-/// The target a test parameter names: a built-in chip, or one edited and written to a file of
-/// this process's own — "<chip>-v32" with 32-byte vectors (8 fp32 lanes, MXMs of one vector's
-/// width), "npu-edge-4banks" with half the scratchpad banks.
-std::string chip_target(const std::string &variant) {
-    static std::map<std::string, std::string> made;
-    if (variant == "tsp-mini" || variant == "npu-edge") return variant;
-    auto it = made.find(variant);
-    if (it != made.end()) return it->second;
-    const std::string base = variant.rfind("tsp-mini", 0) == 0 ? "tsp-mini" : "npu-edge";
-    chipsim::Target t = chipsim::load_target(base);
-    t.name = variant;
-    if (variant.find("-v32") != std::string::npos) t = test::with_32_byte_vectors(t);
-    if (variant.find("-4banks") != std::string::npos)
-        for (auto &m : t.memories)
-            if (!m.accumulator) {
-                m.banks = 4;
-                m.rows_per_bank *= 2;
-            }
-    const std::string path = (tessera_test::unique_temp_dir() / (variant + ".json")).string();
-    std::ofstream(path) << t.to_json();
-    return made[variant] = path;
-}
+std::string chip_target(const std::string &variant) { return test::edited_chip_target(variant); }
 
 const Tolerance kFp32 = Tolerance::for_type(Float(32));
 

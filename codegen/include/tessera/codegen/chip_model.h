@@ -10,8 +10,9 @@
 //   r.outputs[0]; r.kernels[0].report.cycles; r.cycles;
 //
 // Kernel boundaries fall only at graph values (node outputs). A value becomes part of its
-// producer's kernel when that producer's kernel is read by nothing else and the chip backend
-// compiles the merged kernel; a value the chip backend refuses even alone is a tessera::Error
+// producer's kernel when that producer's kernel is read by nothing else, the chip backend
+// compiles the merged kernel, and the merged kernel's cycles end to end (host I/O included) are
+// no more than those of the kernels it replaces; a value the chip backend refuses even alone is a tessera::Error
 // naming it with the backend's reason — never a silent run on the host.
 #include <cstdint>
 #include <map>
