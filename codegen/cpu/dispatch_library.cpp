@@ -172,8 +172,9 @@ std::string dispatch_c_header(const DispatchTable &t) {
         h << "]\n";
     }
     h << " * A call goes to the first kernel below whose bucket covers it (every value <= the\n"
-      << " * kernel's). When the bucket is larger than the call, the inputs are copied with zero\n"
-      << " * padding into the bucket's shape and the outputs cropped back (a copy of each buffer per call).\n"
+      << " * kernel's). When the bucket is larger than the call, the buffers it enlarges are copied\n"
+      << " * (inputs with zero padding) into the bucket's shape and the outputs cropped back: a copy per\n"
+      << " * call, into buffers each thread keeps for its next call (the largest it needed so far).\n"
       << " * Kernels, in the order they are tried:\n";
     for (const DispatchBucket &k : t.buckets) {
         h << " *   " << k.kernel << ":";

@@ -98,6 +98,20 @@ const char *tessera_dispatch_select(const int64_t *table, const char *const *nam
     return b < 0 ? NULL : names[b];
 }
 
+/* This thread's padding buffers, one per argument position, grown as needed and kept: a
+ * padded call allocates only when it needs more than any earlier call on the thread. */
+static _Thread_local void *scratch[TESSERA_DISPATCH_MAX_ARGS];
+static _Thread_local size_t scratch_size[TESSERA_DISPATCH_MAX_ARGS];
+
+static void *scratch_buffer(int64_t a, size_t bytes) {
+    if (bytes > scratch_size[a]) {
+        free(scratch[a]);
+        scratch[a] = malloc(bytes);
+        scratch_size[a] = scratch[a] ? bytes : 0;
+    }
+    return scratch[a];
+}
+
 static size_t element_bytes(int64_t bits) { return bits == 1 ? 1 : (size_t)(bits / 8); }
 
 /* Copies the `inner` corner (extents `small`) between a buffer of extents `small` and one of
@@ -204,41 +218,45 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
     if (exact) {
         code = call_kernel((tessera_dispatch_kernel_fn)kernels[b], d.num_args, args);
     } else {
-        /* The bucket is larger: zero-padded copies in the bucket's shape, outputs cropped back. */
+        /* The bucket is larger: the buffers it makes larger are copied, zero-padded, into this
+         * thread's scratch buffers of the bucket's shape (kept for the next call), and the outputs
+         * cropped back; the others are passed as they are. */
         tessera_buffer_t padded[TESSERA_DISPATCH_MAX_ARGS];
         int64_t shapes[TESSERA_DISPATCH_MAX_ARGS][TESSERA_DISPATCH_MAX_DIMS];
         void *padded_args[TESSERA_DISPATCH_MAX_ARGS];
-        int64_t a = 0;
-        for (; a < d.num_args; ++a) {
+        int grown[TESSERA_DISPATCH_MAX_ARGS];
+        for (int64_t a = 0; a < d.num_args; ++a) {
             const tessera_buffer_t *buf = (const tessera_buffer_t *)args[a];
             const int64_t *spec = d.args[a];
             size_t elements = 1;
+            grown[a] = 0;
             for (int64_t dim = 0; dim < spec[1]; ++dim) {
                 const int64_t param = spec[4 + 2 * dim];
                 shapes[a][dim] = param < 0 ? spec[5 + 2 * dim] : bucket[param];
                 elements *= (size_t)shapes[a][dim];
+                grown[a] |= shapes[a][dim] != buf->shape[dim];
             }
+            padded_args[a] = args[a];
+            if (!grown[a]) continue;
+            const size_t bytes = (elements ? elements : 1) * element_bytes(spec[3]);
+            void *data = scratch_buffer(a, bytes);
+            if (!data) return fail(TESSERA_ERROR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes to pad %s into", names[b], bytes, arg_names[a]);
             padded[a] = *buf;
             padded[a].shape = shapes[a];
             padded[a].strides = NULL;
-            padded[a].data = calloc(elements ? elements : 1, element_bytes(spec[3]));
+            padded[a].data = data;
             padded_args[a] = &padded[a];
-            if (!padded[a].data) break;
-            if (!spec[0]) copy_corner((char *)buf->data, (char *)padded[a].data, buf->shape, shapes[a], spec[1], element_bytes(spec[3]), 1);
+            if (!spec[0]) {
+                memset(data, 0, bytes);
+                copy_corner((char *)buf->data, (char *)data, buf->shape, shapes[a], spec[1], element_bytes(spec[3]), 1);
+            }
         }
-        if (a < d.num_args) {
-            for (int64_t f = 0; f < a; ++f) free(padded[f].data);
-            return fail(TESSERA_ERROR_OUT_OF_MEMORY, "%s: cannot allocate the padded buffers", names[b]);
-        }
-        {
-            code = call_kernel((tessera_dispatch_kernel_fn)kernels[b], d.num_args, padded_args);
-            if (code == 0)
-                for (a = 0; a < d.num_args; ++a)
-                    if (d.args[a][0])
-                        copy_corner((char *)((tessera_buffer_t *)args[a])->data, (char *)padded[a].data, ((tessera_buffer_t *)args[a])->shape,
-                                    shapes[a], d.args[a][1], element_bytes(d.args[a][3]), 0);
-        }
-        for (a = 0; a < d.num_args; ++a) free(padded[a].data);
+        code = call_kernel((tessera_dispatch_kernel_fn)kernels[b], d.num_args, padded_args);
+        if (code == 0)
+            for (int64_t a = 0; a < d.num_args; ++a)
+                if (d.args[a][0] && grown[a])
+                    copy_corner((char *)((tessera_buffer_t *)args[a])->data, (char *)padded[a].data, ((tessera_buffer_t *)args[a])->shape,
+                                shapes[a], d.args[a][1], element_bytes(d.args[a][3]), 0);
     }
     if (code != 0) return fail(code, "%s: %s", names[b], ((tessera_dispatch_message_fn)messages[b])(code));
     return 0;

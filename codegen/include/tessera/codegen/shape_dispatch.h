@@ -10,8 +10,9 @@
 // that every buffer agrees and that each value lies in its range (else TESSERA_ERROR_SHAPE
 // with a message naming the parameter and the range), and calls the first kernel of the
 // table whose bucket covers the call (every value <= the bucket's). When the bucket is larger
-// than the call it PADS: the inputs are copied with zeros into buffers of the bucket's shape,
-// the kernel runs on those, and the outputs' corner is copied back (so a parameter may be
+// than the call it PADS: the inputs it enlarges are copied with zeros into buffers of the
+// bucket's shape (per-thread scratch buffers, kept and grown as needed), the kernel runs on
+// those, and the outputs' corner is copied back (so a parameter may be
 // dispatched only where zero padding leaves the visible results unchanged; gen-lib checks
 // that with the reference evaluator). The same on the host and on chips (the bucket kernels
 // are ordinary host or chip libraries; chip ones also get <name>_last_report()).
