@@ -2,7 +2,8 @@
 // registry with their parameters (lists expand to every combination) for each target, each
 // compiled with compile_to_library into DIR/<target>/, tuned from a tuning database when it has
 // a record, with the library's provenance as DIR/<target>/provenance.json and as a C function,
-// and an optional regression gate against an earlier build (--baseline).
+// and an optional regression gate against an earlier build (--baseline). A ranged parameter
+// makes a shape-dispatching entry point (gen_lib_dispatch.h, shape_dispatch.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -455,7 +456,10 @@ Command add_gen_lib_command(CLI::App &app) {
         "SPEC.json: {\"name\": \"mylib\", \"kernels\": [{\"op\": \"matmul\", \"name\": \"mm\",\n"
         "  \"params\": {\"M\": [64, 128], \"N\": 64, \"K\": 64, \"dtype\": \"int8\"}, \"targets\": [\"host\", \"tsp-mini\"]}]}\n"
         "Ops and parameters are those of 'tessera run' (see 'tessera run OP --help'); a list of values\n"
-        "makes one kernel per value (named <name>_<key><value>). Each kernel has the same C signature on\n"
+        "makes one kernel per value (named <name>_<key><value>). A range (\"M\": \"1..4096\", or {\"buckets\": [16, 64]},\n"
+        "or both: {\"range\": \"8..300\", \"buckets\": [64, 300]}) makes one entry point <name> that dispatches each\n"
+        "call to a kernel per bucket (default: the powers of two in the range and its end, plus the shapes the\n"
+        "database tuned), padding the call into a larger bucket; see <name>.h. Each kernel has the same C signature on\n"
         "every target (chips link -ltessera_chiprt). Kernels without a tuning record are listed as untuned.\n"
         "Writes DIR/<target>/provenance.json and lib<name>_provenance.a with const char *<name>_provenance(void):\n"
         "chip kernels' cycles on chipsim, host kernels' median time of --repeats runs and its noise.\n"
