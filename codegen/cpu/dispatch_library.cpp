@@ -109,8 +109,9 @@ std::string emit_dispatch_object(const DispatchTable &t, const CpuOptions &optio
     auto *name_table = pointer_array(names, t.name + ".names");
     auto *arg_table = pointer_array(arg_names, t.name + ".args");
     auto *param_table = pointer_array(param_names, t.name + ".params");
-    // The bucket the latest call went to (for <name>_last_report).
+    // The bucket the latest call on this thread went to (for <name>_last_report).
     auto *last = new llvm::GlobalVariable(module, i64, false, llvm::GlobalValue::InternalLinkage, b.getInt64(0), t.name + ".last");
+    last->setThreadLocal(true); // each thread's latest call, like the error message
     auto as = [&](llvm::Value *v, llvm::Type *type) { return b.CreatePointerCast(v, type); };
 
     llvm::FunctionCallee call = module.getOrInsertFunction("tessera_dispatch_call", i32, i64p, i8pp, i8pp, i8pp, i8pp, i8pp, i64p, i8pp);
@@ -197,7 +198,8 @@ std::string dispatch_c_header(const DispatchTable &t) {
     for (size_t p = 0; p < t.params.size(); ++p) h << (p ? ", " : "") << t.params[p].name;
     h << ", in this order) goes to, or NULL when one is\n * outside its range. */\nconst char *" << t.name << "_dispatch(const int64_t *values);\n\n";
     if (t.chip)
-        h << "/* The simulated cost of the latest call's kernel (the bucket's shape; zeros before any). */\n"
+        h << "/* The simulated cost of the kernel this thread's latest call ran (the report of its latest\n"
+          << " * successful run, at the bucket's shape; zeros before any). */\n"
           << "const tessera_chip_report_t *" << t.name << "_last_report(void);\n\n";
     h << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
     return h.str();

@@ -322,6 +322,9 @@ int main(int argc, char **argv) {
         int code = mm(&A, &B, &C);
         if (code) { fprintf(stderr, "mm M=%lld: %s\n", (long long)m, mm_error_message(code)); return 1; }
         printf("M=%lld -> %s\n", (long long)m, mm_dispatch(&m));
+#ifdef TESSERA_TEST_CHIP
+        if (mm_last_report()->cycles <= 0) { fprintf(stderr, "M=%lld: no report\n", (long long)m); return 1; }
+#endif
         snprintf(path, sizeof path, "%s/C_%lld.bin", dir, (long long)m);
         FILE *f = fopen(path, "wb");
         fwrite(C.data, 4, (size_t)m * 32, f);
@@ -367,7 +370,7 @@ CommandResult run_dispatch_consumer(const fs::path &dir, const std::string &targ
         "cc -std=c11 -Wall -Werror '" + (dir / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" TESSERA_SOURCE_DIR
         "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR "/codegen/include' '" + (lib / "libmm.a").string() + "' -L'" TESSERA_BINARY_DIR
         "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" +
-        (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+        (target == "host" ? "" : " -DTESSERA_TEST_CHIP") + (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
     if (cc.status != 0) return cc;
     std::string args;
     for (int64_t m : ms) args += " " + std::to_string(m);
