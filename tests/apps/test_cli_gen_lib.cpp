@@ -347,6 +347,8 @@ int main(int argc, char **argv) {
     C.type_bits = 8; C.shape = big_c; A.shape = four_a;
     code = mm(&A, &B, &C);
     printf("type: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
+    code = mm(NULL, &B, &C);
+    printf("null: kind %d, argument %d: %s\n", TESSERA_ERROR_KIND(code), code >> 8, mm_error_message(code));
     const int64_t out_of_range = 17;
     printf("dispatch(17): %s\n", mm_dispatch(&out_of_range) ? mm_dispatch(&out_of_range) : "NULL");
     free(B.data);
@@ -432,6 +434,7 @@ TEST(CliGenLib, OneEntryPointDispatchesEveryShapeOfARangeOnHostAndChipLikeTheRef
         EXPECT_NE(run.out.find("dimension 0 is 5 but A's dimension 0 makes M 4"), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("type: kind 2: "), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("dispatch(17): NULL"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("null: kind 1, argument 1: A: the buffer, its data or its shape is NULL"), std::string::npos) << run.out;
     }
 }
 
@@ -498,4 +501,9 @@ TEST(CliGenLib, BadRangesAreClearErrors) {
     const CommandResult softmax = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
     EXPECT_EQ(softmax.status, 1);
     EXPECT_NE(softmax.err.find("padding cols with zeros changes the results"), std::string::npos) << softmax.err;
+    // An unpadded 3x3 convolution's output height is H - 2: not an extent the entry point can read H from.
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "conv2d", "params": {"C": 4, "O": 4, "W": 8, "pad": 0, "H": "4..8"}}]})");
+    const CommandResult conv = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    EXPECT_EQ(conv.status, 1);
+    EXPECT_NE(conv.err.find("changes with the dispatched parameters but is none of them"), std::string::npos) << conv.err;
 }
