@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <tessera/codegen/aot.h>
@@ -329,7 +330,11 @@ int gen_lib(const GenLibOptions &o) {
     std::map<std::string, std::string> folder_path;
     json kernels = json::array(), dispatch_libraries = json::array();
     std::vector<std::string> untuned;
+    std::set<std::string> built_names; // folder/name: a bucket kernel must not overwrite another kernel
     auto record = [&](const std::string &folder, const json &k) {
+        if (!built_names.insert(folder + "/" + k["name"].get<std::string>()).second)
+            throw Error("two kernels for " + folder + " are named '" + k["name"].get<std::string>() +
+                        "' (a dispatched kernel's buckets are named <name>_<param><value>); rename one");
         if (!k["tuned"].get<bool>()) untuned.push_back(folder + "/" + k["name"].get<std::string>());
         json &p = provenance[folder];
         if (p.is_null()) p = {{"library", library_name}, {"target", k["target"]}, {"kernels", json::array()}};
@@ -393,6 +398,8 @@ int gen_lib(const GenLibOptions &o) {
             table.buckets.push_back(k.bucket);
             entry["kernels"].push_back({{"kernel", k.bucket.kernel}, {"values", k.bucket.values}, {"tuned", k.kernel["tuned"]}});
         }
+        if (!built_names.insert(folder + "/" + r.name).second)
+            throw Error("two kernels for " + folder + " are named '" + r.name + "'; rename one");
         const LibraryFiles files = write_dispatch_library(table, dir);
         entry["library"] = files.library;
         entry["header"] = files.header;

@@ -496,6 +496,11 @@ TEST(CliGenLib, BadRangesAreClearErrors) {
     EXPECT_NE(error_of(R"({"M": "0..4"})").find("not a positive integer"), std::string::npos);
     EXPECT_NE(error_of(R"({"M": {"range": "1..64", "buckets": [16, 32]}})").find("does not cover the range's end 64"), std::string::npos);
     EXPECT_NE(error_of(R"({"M": {"bucket": [16]}})").find("unknown field 'bucket'"), std::string::npos);
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": "1..4", "N": 8, "K": 8}},
+                                               {"op": "matmul", "name": "mm_M4", "params": {"M": 4, "N": 8, "K": 8}}]})");
+    const CommandResult clash = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --repeats 1");
+    EXPECT_EQ(clash.status, 1);
+    EXPECT_NE(clash.err.find("two kernels for host are named 'mm_M4'"), std::string::npos) << clash.err;
     // Softmax's row length cannot be padded with zeros: exp(0) joins every row's sum.
     write_text(dir / "spec.json", R"({"kernels": [{"op": "softmax", "params": {"rows": 4, "cols": "1..32"}}]})");
     const CommandResult softmax = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
