@@ -364,6 +364,32 @@ ops::OpInstance matmul_with_m(int64_t m) {
     return ops::build_op("matmul", p);
 }
 
+/// Writes B.bin and A_<M>.bin for each M (one B for all) and returns the reference's C per M.
+std::map<int64_t, Buffer<>> write_dispatch_inputs(const fs::path &dir, const std::vector<int64_t> &ms) {
+    const Bindings b_only = matmul_with_m(1).random_inputs(11);
+    const Buffer<> b = b_only[0].name == "B" ? b_only[0].buffer : b_only[1].buffer;
+    write_raw(dir / "B.bin", b);
+    std::map<int64_t, Buffer<>> expected;
+    for (int64_t m : ms) {
+        const ops::OpInstance op = matmul_with_m(m);
+        Bindings in = op.random_inputs(20 + uint64_t(m));
+        for (Binding &binding : in)
+            if (binding.name == "B") binding.buffer = b;
+        write_raw(dir / ("A_" + std::to_string(m) + ".bin"), in[0].name == "A" ? in[0].buffer : in[1].buffer);
+        expected.emplace(m, evaluate_reference(op.pipeline, op.output_shapes, in)[0]);
+    }
+    return expected;
+}
+
+/// The consumer's C_<M>.bin against the reference (int8 matmul: exact).
+void expect_dispatch_outputs(const fs::path &dir, const std::map<int64_t, Buffer<>> &expected) {
+    for (const auto &[m, want] : expected) {
+        const Buffer<> c = read_raw<int32_t>(dir / ("C_" + std::to_string(m) + ".bin"), Int(32), {m, 32});
+        const Comparison cmp = compare(c, want, Tolerance::for_type(Int(32)));
+        EXPECT_TRUE(cmp.equal) << "M=" << m << ": " << cmp.message;
+    }
+}
+
 /// Builds `consumer.c` against DIR/lib/<target>/libmm.a and runs it for `ms`.
 CommandResult run_dispatch_consumer(const fs::path &dir, const std::string &target, const std::vector<int64_t> &ms) {
     const fs::path lib = dir / "lib" / target;
@@ -402,27 +428,12 @@ TEST(CliGenLib, OneEntryPointDispatchesEveryShapeOfARangeOnHostAndChipLikeTheRef
 
     // Every bucket boundary, shapes between them, the ends of the range.
     const std::vector<int64_t> ms = {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16};
-    const Bindings b_only = matmul_with_m(1).random_inputs(11);
-    const Buffer<> b = b_only[0].name == "B" ? b_only[0].buffer : b_only[1].buffer;
-    write_raw(dir / "B.bin", b);
-    std::map<int64_t, Buffer<>> expected;
-    for (int64_t m : ms) {
-        const ops::OpInstance op = matmul_with_m(m);
-        Bindings in = op.random_inputs(20 + uint64_t(m));
-        for (Binding &binding : in)
-            if (binding.name == "B") binding.buffer = b;
-        write_raw(dir / ("A_" + std::to_string(m) + ".bin"), in[0].name == "A" ? in[0].buffer : in[1].buffer);
-        expected.emplace(m, evaluate_reference(op.pipeline, op.output_shapes, in)[0]);
-    }
+    const std::map<int64_t, Buffer<>> expected = write_dispatch_inputs(dir, ms);
     for (const std::string target : {"host", "tsp-mini"}) {
         SCOPED_TRACE(target);
         const CommandResult run = run_dispatch_consumer(dir, target, ms);
         ASSERT_EQ(run.status, 0) << run.err << run.out;
-        for (int64_t m : ms) {
-            const Buffer<> c = read_raw<int32_t>(dir / ("C_" + std::to_string(m) + ".bin"), Int(32), {m, 32});
-            const Comparison cmp = compare(c, expected.at(m), Tolerance::for_type(Int(32)));
-            EXPECT_TRUE(cmp.equal) << "M=" << m << ": " << cmp.message;
-        }
+        expect_dispatch_outputs(dir, expected);
         // The smallest covering power of two (chips: the fewest cycles, the same here).
         EXPECT_NE(run.out.find("M=3 -> mm_M4\n"), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("M=9 -> mm_M16\n"), std::string::npos) << run.out;
@@ -470,15 +481,11 @@ TEST(CliGenLib, DispatchTableTakesTheTunedShapesAndRecordsOfTheDatabase) {
               std::string::npos)
         << gen.out;
     EXPECT_NE(read_text(dir / "lib" / "tsp-mini" / "mm.h").find("mm_M12: M=12 (tuned record #" + std::to_string(between)), std::string::npos);
-    const Bindings b_only = matmul_with_m(1).random_inputs(3);
-    write_raw(dir / "B.bin", b_only[0].name == "B" ? b_only[0].buffer : b_only[1].buffer);
     const std::vector<int64_t> ms = {9, 11, 12, 13};
-    for (int64_t m : ms) {
-        const Bindings in = matmul_with_m(m).random_inputs(4);
-        write_raw(dir / ("A_" + std::to_string(m) + ".bin"), in[0].name == "A" ? in[0].buffer : in[1].buffer);
-    }
+    const std::map<int64_t, Buffer<>> expected = write_dispatch_inputs(dir, ms);
     const CommandResult run = run_dispatch_consumer(dir, "tsp-mini", ms);
     ASSERT_EQ(run.status, 0) << run.err << run.out;
+    expect_dispatch_outputs(dir, expected);
     // Between the rule's buckets 8 and 16, calls up to 12 go to the tuned M=12 kernel.
     EXPECT_NE(run.out.find("M=9 -> mm_M12\nM=11 -> mm_M12\nM=12 -> mm_M12\nM=13 -> mm_M16\n"), std::string::npos) << run.out;
 }
