@@ -2,7 +2,8 @@
 // registry with their parameters (lists expand to every combination) for each target, each
 // compiled with compile_to_library into DIR/<target>/, tuned from a tuning database when it has
 // a record, with the library's provenance as DIR/<target>/provenance.json and as a C function,
-// and an optional regression gate against an earlier build (--baseline).
+// and an optional regression gate against an earlier build (--baseline). A ranged parameter
+// makes a shape-dispatching entry point (gen_lib_dispatch.h, shape_dispatch.h).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <tessera/codegen/aot.h>
@@ -24,6 +26,7 @@
 #include <tessera/tuning_db.h>
 
 #include "cli_common.h"
+#include "gen_lib_dispatch.h"
 
 namespace tessera::cli {
 
@@ -69,6 +72,8 @@ struct KernelRequest {
     std::string name;
     std::string op;
     std::map<std::string, std::string> params;
+    /// Parameters served as ranges (shape dispatch): one entry point over many kernels.
+    std::map<std::string, ParamRange> ranges;
     std::string target;
 };
 
@@ -119,9 +124,14 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
         if (!c_identifier(base)) throw Error(where + ".name '" + base + "' is not a C identifier");
         // Parameters: a list is a choice, and the library holds every combination.
         std::vector<std::pair<std::string, std::vector<std::string>>> choices;
+        std::map<std::string, ParamRange> ranges;
         if (k.contains("params")) {
             if (!k["params"].is_object()) throw Error(where + ".params must be an object of key: value (or key: [values])");
             for (auto it = k["params"].begin(); it != k["params"].end(); ++it) {
+                if (std::optional<ParamRange> range = parse_param_range(it.value(), where + ".params." + it.key())) {
+                    ranges[it.key()] = *range;
+                    continue;
+                }
                 std::vector<std::string> values;
                 if (it.value().is_array()) {
                     if (it.value().empty()) throw Error(where + ".params." + it.key() + " is an empty list");
@@ -144,6 +154,7 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
             KernelRequest r;
             r.op = op;
             r.name = base;
+            r.ranges = ranges;
             for (size_t c = 0; c < choices.size(); ++c) {
                 r.params[choices[c].first] = choices[c].second[pick[c]];
                 if (choices[c].second.size() > 1) r.name += "_" + name_part(choices[c].first) + name_part(choices[c].second[pick[c]]);
@@ -243,6 +254,67 @@ std::string target_folder(const Target &t) {
     return s;
 }
 
+/// Compiles one kernel (`params` fixed) into `dir` and measures it: chips' cycles on chipsim,
+/// the host's median time. Returns its provenance entry.
+json build_kernel(const KernelRequest &r, const std::map<std::string, std::string> &params, const std::string &name, const Target &target,
+                  const std::string &dir, const GenLibOptions &o, const std::optional<TuningDatabase> &db) {
+    ops::OpInstance op = ops::build_op(r.op, params);
+    // The library schedule of the target; compile_to_library replaces it with the tuning
+    // database's best record for the workload when there is one.
+    if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
+    else apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
+    // The tuned schedule on the pipeline itself too, so that the host timing below and the
+    // provenance see what the library holds (compile_to_library would choose the same record).
+    if (db) apply_best_schedule(op.pipeline, op.output_shapes, target, &*db);
+    LibraryFiles files;
+    try {
+        files = compile_to_library(op.pipeline, name, dir, op.output_shapes, target);
+    } catch (const Error &e) {
+        throw Error("kernel '" + name + "' (" + op.description() + ") for " + r.target + ": " + e.what());
+    }
+    const bool tuned = files.schedule.rfind("tuned", 0) == 0;
+    json k = {{"name", name},
+              {"op", r.op},
+              {"params", op.params},
+              {"description", op.description()},
+              {"target", target.name()},
+              {"library", files.library},
+              {"header", files.header},
+              {"schedule_source", tuned ? files.schedule : "library schedule"},
+              {"schedule", json::parse(op.pipeline.schedule().to_json())},
+              {"tuned", tuned}};
+    if (target.kind() == Target::Kind::Chip) {
+        // The artifact as the runtime will load it, measured on chipsim (timing only: the
+        // same cycles as a functional run).
+        std::ifstream f(files.artifact, std::ios::binary);
+        const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        const ChipArtifact artifact = decode_chip_artifact(bytes.data(), bytes.size(), files.artifact);
+        const ChipResult run = run_on_chip(artifact.program, op.random_inputs(1), {.functional = false});
+        k["artifact"] = files.artifact;
+        k["cycles"] = run.report.cycles;
+        k["tuning_record_id"] = files.tuning_record_id >= 0 ? json(files.tuning_record_id) : json(nullptr);
+        // The schedule compiled, with the tuned record's in place of the library one.
+        k["schedule"] = json::parse(artifact.schedule_json);
+    } else {
+        k["cpu"] = host_features().to_string();
+        const HostTiming t = time_on_host(op, o.repeats);
+        k["time_ms"] = t.median_ms;
+        k["noise"] = t.noise;
+        k["repeats"] = o.repeats;
+    }
+    // The hash the tuning database keys records by (for chips, the artifact's too).
+    k["target_hash"] = TargetIdentity::of(target).hash;
+    return k;
+}
+
+/// "matmul K=48 N=64 dtype=int8 M=1..64".
+std::string dispatch_description(const KernelRequest &r) {
+    std::string s = r.op;
+    for (const auto &[key, value] : r.params) s += " " + key + "=" + value;
+    for (const auto &[key, range] : r.ranges) s += " " + key + "=" + std::to_string(range.lo) + ".." + std::to_string(range.hi);
+    return s;
+}
+
 int gen_lib(const GenLibOptions &o) {
     std::string library_name;
     const std::vector<KernelRequest> requests = parse_spec(o.spec, library_name);
@@ -256,70 +328,86 @@ int gen_lib(const GenLibOptions &o) {
     }
     std::map<std::string, json> provenance; // target folder -> its provenance
     std::map<std::string, std::string> folder_path;
-    json kernels = json::array();
+    json kernels = json::array(), dispatch_libraries = json::array();
     std::vector<std::string> untuned;
+    std::set<std::string> built_names; // folder/name: a bucket kernel must not overwrite another kernel
+    auto record = [&](const std::string &folder, const json &k) {
+        if (!built_names.insert(folder + "/" + k["name"].get<std::string>()).second)
+            throw Error("two kernels for " + folder + " are named '" + k["name"].get<std::string>() +
+                        "' (a dispatched kernel's buckets are named <name>_<param><value>); rename one");
+        if (!k["tuned"].get<bool>()) untuned.push_back(folder + "/" + k["name"].get<std::string>());
+        json &p = provenance[folder];
+        if (p.is_null()) p = {{"library", library_name}, {"target", k["target"]}, {"kernels", json::array()}};
+        p["kernels"].push_back(k);
+        kernels.push_back(k);
+        if (!o.json)
+            std::printf("%s/%s: %s, %s%s\n", folder.c_str(), k["name"].get<std::string>().c_str(), k["description"].get<std::string>().c_str(),
+                        k["tuned"].get<bool>() ? k["schedule_source"].get<std::string>().c_str() : "library schedule (untuned)", measured(k).c_str());
+    };
     for (const KernelRequest &r : requests) {
         const Target target = Target::named(r.target);
         if (target.kind() != Target::Kind::Host && target.kind() != Target::Kind::Chip)
             throw Error("kernel '" + r.name + "': target '" + r.target + "' is neither the host nor a chip");
-        ops::OpInstance op = ops::build_op(r.op, r.params);
-        // The library schedule of the target; compile_to_library replaces it with the tuning
-        // database's best record for the workload when there is one.
-        if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
-        else apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
-        // The tuned schedule on the pipeline itself too, so that the host timing below and the
-        // provenance see what the library holds (compile_to_library would choose the same record).
-        if (db) apply_best_schedule(op.pipeline, op.output_shapes, target, &*db);
         const std::string folder = target_folder(target);
         const std::string dir = (std::filesystem::path(o.out) / folder).string();
         folder_path[folder] = dir;
-        LibraryFiles files;
-        try {
-            files = compile_to_library(op.pipeline, r.name, dir, op.output_shapes, target);
-        } catch (const Error &e) {
-            throw Error("kernel '" + r.name + "' (" + op.description() + ") for " + r.target + ": " + e.what());
+        if (r.ranges.empty()) {
+            record(folder, build_kernel(r, r.params, r.name, target, dir, o, db));
+            continue;
         }
-        const bool tuned = files.schedule.rfind("tuned", 0) == 0;
-        json k = {{"name", r.name},
-                  {"op", r.op},
-                  {"params", op.params},
-                  {"description", op.description()},
-                  {"target", target.name()},
-                  {"library", files.library},
-                  {"header", files.header},
-                  {"schedule_source", tuned ? files.schedule : "library schedule"},
-                  {"schedule", json::parse(op.pipeline.schedule().to_json())},
-                  {"tuned", tuned}};
-        if (target.kind() == Target::Kind::Chip) {
-            // The artifact as the runtime will load it, measured on chipsim (timing only: the
-            // same cycles as a functional run).
-            std::ifstream f(files.artifact, std::ios::binary);
-            const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-            const ChipArtifact artifact = decode_chip_artifact(bytes.data(), bytes.size(), files.artifact);
-            const ChipResult run = run_on_chip(artifact.program, op.random_inputs(1), {.functional = false});
-            k["artifact"] = files.artifact;
-            k["cycles"] = run.report.cycles;
-            k["tuning_record_id"] = files.tuning_record_id >= 0 ? json(files.tuning_record_id) : json(nullptr);
-            // The schedule compiled, with the tuned record's in place of the library one.
-            k["schedule"] = json::parse(artifact.schedule_json);
-        } else {
-            k["cpu"] = host_features().to_string();
-            const HostTiming t = time_on_host(op, o.repeats);
-            k["time_ms"] = t.median_ms;
-            k["noise"] = t.noise;
-            k["repeats"] = o.repeats;
+        // Shape dispatch: one kernel per bucket (in <name>.kernels/), then the entry point.
+        const DispatchPlan plan = plan_dispatch(r.op, r.params, r.ranges, target, db ? &*db : nullptr);
+        DispatchTable table{.name = r.name, .description = dispatch_description(r), .chip = target.kind() == Target::Kind::Chip,
+                            .params = plan.params, .arguments = plan.arguments, .buckets = {}};
+        struct Built {
+            DispatchBucket bucket;
+            json kernel;
+            int64_t volume = 1;
+        };
+        std::vector<Built> built;
+        const std::string bucket_dir = (std::filesystem::path(dir) / (r.name + ".kernels")).string();
+        for (const PlannedBucket &b : plan.buckets) {
+            std::map<std::string, std::string> params = r.params;
+            Built k;
+            k.bucket.kernel = r.name;
+            for (size_t p = 0; p < plan.params.size(); ++p) {
+                params[plan.params[p].name] = std::to_string(b.values[p]);
+                k.bucket.kernel += "_" + name_part(plan.params[p].name) + std::to_string(b.values[p]);
+                k.volume *= b.values[p];
+            }
+            k.kernel = build_kernel(r, params, k.bucket.kernel, target, bucket_dir, o, db);
+            k.kernel["dispatch_of"] = r.name;
+            k.bucket.library = k.kernel["library"].get<std::string>();
+            k.bucket.values = b.values;
+            k.bucket.note = (k.kernel["tuned"].get<bool>() ? k.kernel["schedule_source"].get<std::string>() : "library schedule") + measured(k.kernel);
+            record(folder, k.kernel);
+            built.push_back(std::move(k));
         }
-        // The hash the tuning database keys records by (for chips, the artifact's too).
-        k["target_hash"] = TargetIdentity::of(target).hash;
-        if (!tuned) untuned.push_back(folder + "/" + r.name);
-        json &p = provenance[folder];
-        if (p.is_null()) p = {{"library", library_name}, {"target", target.name()}, {"kernels", json::array()}};
-        p["kernels"].push_back(k);
-        kernels.push_back(k);
+        // Preference: on chips the fewest cycles (exact, so a tuned larger bucket may beat an
+        // untuned smaller one); on the host the smallest bucket (neighbouring sizes' times are
+        // within the noise). Ties: a tuned kernel first, then the smaller bucket.
+        std::stable_sort(built.begin(), built.end(), [&](const Built &a, const Built &b) {
+            if (table.chip && a.kernel["cycles"] != b.kernel["cycles"]) return a.kernel["cycles"].get<int64_t>() < b.kernel["cycles"].get<int64_t>();
+            if (a.volume != b.volume && !table.chip) return a.volume < b.volume;
+            if (a.kernel["tuned"] != b.kernel["tuned"]) return a.kernel["tuned"].get<bool>();
+            return a.volume < b.volume;
+        });
+        json entry = {{"name", r.name}, {"target", target.name()}, {"description", table.description}, {"kernels", json::array()}};
+        for (const DispatchParam &p : plan.params) entry["ranges"][p.name] = std::to_string(p.lo) + ".." + std::to_string(p.hi);
+        for (const Built &k : built) {
+            table.buckets.push_back(k.bucket);
+            entry["kernels"].push_back({{"kernel", k.bucket.kernel}, {"values", k.bucket.values}, {"tuned", k.kernel["tuned"]}});
+        }
+        if (!built_names.insert(folder + "/" + r.name).second)
+            throw Error("two kernels for " + folder + " are named '" + r.name + "'; rename one");
+        const LibraryFiles files = write_dispatch_library(table, dir);
+        entry["library"] = files.library;
+        entry["header"] = files.header;
+        provenance[folder]["dispatch"].push_back(entry);
+        dispatch_libraries.push_back(entry);
         if (!o.json)
-            std::printf("%s/%s: %s, %s%s\n", folder.c_str(), r.name.c_str(), op.description().c_str(),
-                        tuned ? files.schedule.c_str() : "library schedule (untuned)",
-                        measured(k).c_str());
+            std::printf("%s/%s: %s, one entry point over %zu kernels (tried in the order %s...)\n", folder.c_str(), r.name.c_str(),
+                        table.description.c_str(), built.size(), table.buckets.front().kernel.c_str());
     }
     for (auto &[folder, p] : provenance) {
         p["compiler_version"] = compiler_version();
@@ -334,7 +422,7 @@ int gen_lib(const GenLibOptions &o) {
     std::vector<std::string> regressions, notes;
     if (!o.baseline.empty()) regressions = compare_with_baseline(provenance, o.baseline, o.host_threshold, notes);
     if (o.json) {
-        json out = {{"library", library_name}, {"kernels", kernels}, {"untuned", untuned}};
+        json out = {{"library", library_name}, {"kernels", kernels}, {"dispatch", dispatch_libraries}, {"untuned", untuned}};
         if (!o.baseline.empty()) out["baseline"] = {{"folder", o.baseline}, {"regressions", regressions}, {"notes", notes}};
         std::printf("%s\n", out.dump(2).c_str());
     } else {
@@ -375,7 +463,10 @@ Command add_gen_lib_command(CLI::App &app) {
         "SPEC.json: {\"name\": \"mylib\", \"kernels\": [{\"op\": \"matmul\", \"name\": \"mm\",\n"
         "  \"params\": {\"M\": [64, 128], \"N\": 64, \"K\": 64, \"dtype\": \"int8\"}, \"targets\": [\"host\", \"tsp-mini\"]}]}\n"
         "Ops and parameters are those of 'tessera run' (see 'tessera run OP --help'); a list of values\n"
-        "makes one kernel per value (named <name>_<key><value>). Each kernel has the same C signature on\n"
+        "makes one kernel per value (named <name>_<key><value>). A range (\"M\": \"1..4096\", or {\"buckets\": [16, 64]},\n"
+        "or both: {\"range\": \"8..300\", \"buckets\": [64, 300]}) makes one entry point <name> that dispatches each\n"
+        "call to a kernel per bucket (default: the powers of two in the range and its end, plus the shapes the\n"
+        "database tuned), padding the call into a larger bucket; see <name>.h. Each kernel has the same C signature on\n"
         "every target (chips link -ltessera_chiprt). Kernels without a tuning record are listed as untuned.\n"
         "Writes DIR/<target>/provenance.json and lib<name>_provenance.a with const char *<name>_provenance(void):\n"
         "chip kernels' cycles on chipsim, host kernels' median time of --repeats runs and its noise.\n"

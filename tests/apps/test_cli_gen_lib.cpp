@@ -2,10 +2,12 @@
 // program, linked once against each target's libraries (relinking is all that changes), runs
 // them on the same inputs and gets the reference evaluator's values. A tuning database's record
 // is used and named in the manifest and provenance; untuned kernels are listed; bad specs are
-// clear errors.
+// clear errors. A range parameter ("M": "1..16") makes one entry point that dispatches to
+// specialised kernels, padding the call into a larger bucket.
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tessera/codegen/chip_schedules.h"
@@ -26,6 +28,11 @@ CommandResult tessera_cli(const std::string &args) { return tessera_test::run_co
 void write_text(const fs::path &path, const std::string &text) {
     std::ofstream f(path, std::ios::binary);
     f << text;
+}
+
+std::string read_text(const fs::path &path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
 const char *kSpec = R"({"name": "demo", "kernels": [
@@ -275,4 +282,240 @@ TEST(CliGenLib, HostGateComparesMediansWithTheThreshold) {
     const CommandResult faster = tessera_cli(gen + "'" + baseline_with("slow", 1e9) + "'");
     EXPECT_EQ(faster.status, 0) << faster.err;
     EXPECT_NE(faster.out.find("baseline: host/mm: "), std::string::npos) << faster.out;
+}
+
+namespace {
+
+/// A consumer of a dispatching matmul library (M = 1..16, N = 32, K = 24, int8): for each M on
+/// the command line it reads A_<M>.bin and B.bin, calls the one entry point and writes C_<M>.bin;
+/// then out-of-range and inconsistent shapes must be error codes.
+const char *kDispatchConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mm.h"
+
+static void *slurp(const char *path, size_t bytes) {
+    FILE *f = fopen(path, "rb");
+    void *p = malloc(bytes);
+    if (!f || fread(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
+    fclose(f);
+    return p;
+}
+static tessera_buffer_t buf(void *data, const int64_t *shape, uint8_t code, uint8_t bits) {
+    tessera_buffer_t b;
+    memset(&b, 0, sizeof b);
+    b.data = data; b.shape = shape; b.dimensions = 2; b.type_code = code; b.type_bits = bits;
+    return b;
+}
+int main(int argc, char **argv) {
+    const char *dir = argv[1];
+    char path[4096];
+    const int64_t b_shape[2] = {24, 32};
+    snprintf(path, sizeof path, "%s/B.bin", dir);
+    tessera_buffer_t B = buf(slurp(path, 24 * 32), b_shape, TESSERA_TYPE_INT, 8);
+    for (int i = 2; i < argc; ++i) {
+        const int64_t m = atoll(argv[i]);
+        const int64_t a_shape[2] = {m, 24}, c_shape[2] = {m, 32};
+        snprintf(path, sizeof path, "%s/A_%lld.bin", dir, (long long)m);
+        tessera_buffer_t A = buf(slurp(path, (size_t)m * 24), a_shape, TESSERA_TYPE_INT, 8);
+        tessera_buffer_t C = buf(calloc((size_t)m * 32, 4), c_shape, TESSERA_TYPE_INT, 32);
+        int code = mm(&A, &B, &C);
+        if (code) { fprintf(stderr, "mm M=%lld: %s\n", (long long)m, mm_error_message(code)); return 1; }
+        printf("M=%lld -> %s\n", (long long)m, mm_dispatch(&m));
+#ifdef TESSERA_TEST_CHIP
+        if (mm_last_report()->cycles <= 0) { fprintf(stderr, "M=%lld: no report\n", (long long)m); return 1; }
+#endif
+        snprintf(path, sizeof path, "%s/C_%lld.bin", dir, (long long)m);
+        FILE *f = fopen(path, "wb");
+        fwrite(C.data, 4, (size_t)m * 32, f);
+        fclose(f);
+        free(A.data); free(C.data);
+    }
+    /* Outside the range, and buffers that disagree on M: error codes and messages. */
+    int8_t a[17 * 24] = {0};
+    int32_t c[17 * 32];
+    const int64_t big_a[2] = {17, 24}, big_c[2] = {17, 32}, five_c[2] = {5, 32}, four_a[2] = {4, 24}, zero_a[2] = {0, 24}, zero_c[2] = {0, 32};
+    tessera_buffer_t A = buf(a, big_a, TESSERA_TYPE_INT, 8), C = buf(c, big_c, TESSERA_TYPE_INT, 32);
+    int code = mm(&A, &B, &C);
+    printf("M=17: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
+    A.shape = zero_a; C.shape = zero_c;
+    code = mm(&A, &B, &C);
+    printf("M=0: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
+    A.shape = four_a; C.shape = five_c;
+    code = mm(&A, &B, &C);
+    printf("M=4/5: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
+    C.type_bits = 8; C.shape = big_c; A.shape = four_a;
+    code = mm(&A, &B, &C);
+    printf("type: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
+    code = mm(NULL, &B, &C);
+    printf("null: kind %d, argument %d: %s\n", TESSERA_ERROR_KIND(code), code >> 8, mm_error_message(code));
+    const int64_t out_of_range = 17;
+    printf("dispatch(17): %s\n", mm_dispatch(&out_of_range) ? mm_dispatch(&out_of_range) : "NULL");
+    free(B.data);
+    return 0;
+}
+)";
+
+const std::map<std::string, std::string> kDispatchedParams = {{"N", "32"}, {"K", "24"}, {"dtype", "int8"}};
+
+ops::OpInstance matmul_with_m(int64_t m) {
+    std::map<std::string, std::string> p = kDispatchedParams;
+    p["M"] = std::to_string(m);
+    return ops::build_op("matmul", p);
+}
+
+/// Writes B.bin and A_<M>.bin for each M (one B for all) and returns the reference's C per M.
+std::map<int64_t, Buffer<>> write_dispatch_inputs(const fs::path &dir, const std::vector<int64_t> &ms) {
+    const Bindings b_only = matmul_with_m(1).random_inputs(11);
+    const Buffer<> b = b_only[0].name == "B" ? b_only[0].buffer : b_only[1].buffer;
+    write_raw(dir / "B.bin", b);
+    std::map<int64_t, Buffer<>> expected;
+    for (int64_t m : ms) {
+        const ops::OpInstance op = matmul_with_m(m);
+        Bindings in = op.random_inputs(20 + uint64_t(m));
+        for (Binding &binding : in)
+            if (binding.name == "B") binding.buffer = b;
+        write_raw(dir / ("A_" + std::to_string(m) + ".bin"), in[0].name == "A" ? in[0].buffer : in[1].buffer);
+        expected.emplace(m, evaluate_reference(op.pipeline, op.output_shapes, in)[0]);
+    }
+    return expected;
+}
+
+/// The consumer's C_<M>.bin against the reference (int8 matmul: exact).
+void expect_dispatch_outputs(const fs::path &dir, const std::map<int64_t, Buffer<>> &expected) {
+    for (const auto &[m, want] : expected) {
+        const Buffer<> c = read_raw<int32_t>(dir / ("C_" + std::to_string(m) + ".bin"), Int(32), {m, 32});
+        const Comparison cmp = compare(c, want, Tolerance::for_type(Int(32)));
+        EXPECT_TRUE(cmp.equal) << "M=" << m << ": " << cmp.message;
+    }
+}
+
+/// Builds `consumer.c` against DIR/lib/<target>/libmm.a and runs it for `ms`.
+CommandResult run_dispatch_consumer(const fs::path &dir, const std::string &target, const std::vector<int64_t> &ms) {
+    const fs::path lib = dir / "lib" / target;
+    const std::string program = (dir / ("dispatch_" + target)).string();
+    const CommandResult cc = tessera_test::run_command(
+        "cc -std=c11 -Wall -Werror '" + (dir / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" TESSERA_SOURCE_DIR
+        "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR "/codegen/include' '" + (lib / "libmm.a").string() + "' -L'" TESSERA_BINARY_DIR
+        "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" +
+        (target == "host" ? "" : " -DTESSERA_TEST_CHIP") + (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+    if (cc.status != 0) return cc;
+    std::string args;
+    for (int64_t m : ms) args += " " + std::to_string(m);
+    return tessera_test::run_command("'" + program + "' '" + dir.string() + "'" + args);
+}
+
+} // namespace
+
+TEST(CliGenLib, OneEntryPointDispatchesEveryShapeOfARangeOnHostAndChipLikeTheReference) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    write_text(dir / "spec.json", R"({"name": "dl", "kernels": [{"op": "matmul", "name": "mm",
+        "params": {"M": "1..16", "N": 32, "K": 24, "dtype": "int8"}, "targets": ["host", "tsp-mini"]}]})");
+    write_text(dir / "consumer.c", kDispatchConsumer);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --repeats 1 --json");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    const auto built = nlohmann::json::parse(gen.out);
+    ASSERT_EQ(built["dispatch"].size(), 2u) << gen.out;
+    for (const auto &d : built["dispatch"]) {
+        // The documented rule without records: every power of two in 1..16.
+        std::set<std::string> kernels;
+        for (const auto &k : d["kernels"]) kernels.insert(k["kernel"].get<std::string>());
+        EXPECT_EQ(kernels, (std::set<std::string>{"mm_M1", "mm_M2", "mm_M4", "mm_M8", "mm_M16"})) << d.dump();
+        EXPECT_EQ(d["ranges"]["M"], "1..16");
+    }
+    EXPECT_NE(read_text(dir / "lib" / "host" / "mm.h").find("int mm(const tessera_buffer_t *A, const tessera_buffer_t *B, tessera_buffer_t *"),
+              std::string::npos);
+
+    // Every bucket boundary, shapes between them, the ends of the range.
+    const std::vector<int64_t> ms = {1, 2, 3, 4, 5, 7, 8, 9, 13, 15, 16};
+    const std::map<int64_t, Buffer<>> expected = write_dispatch_inputs(dir, ms);
+    for (const std::string target : {"host", "tsp-mini"}) {
+        SCOPED_TRACE(target);
+        const CommandResult run = run_dispatch_consumer(dir, target, ms);
+        ASSERT_EQ(run.status, 0) << run.err << run.out;
+        expect_dispatch_outputs(dir, expected);
+        // The smallest covering power of two (chips: the fewest cycles, the same here).
+        EXPECT_NE(run.out.find("M=3 -> mm_M4\n"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("M=9 -> mm_M16\n"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("M=8 -> mm_M8\n"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("M=17: kind 4: M = 17 (from A's dimension 0) is outside the range 1..16 this library serves"), std::string::npos)
+            << run.out;
+        EXPECT_NE(run.out.find("M=0: kind 4: M = 0 (from A's dimension 0) is outside the range 1..16"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("M=4/5: kind 4: "), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("dimension 0 is 5 but A's dimension 0 makes M 4"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("type: kind 2: "), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("dispatch(17): NULL"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("null: kind 1, argument 1: A: the buffer, its data or its shape is NULL"), std::string::npos) << run.out;
+    }
+}
+
+TEST(CliGenLib, DispatchTableTakesTheTunedShapesAndRecordsOfTheDatabase) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    const Target tsp = Target::named("tsp-mini");
+    int64_t between = 0, bucket = 0;
+    {
+        TuningDatabase db(db_path);
+        for (int64_t m : {12, 16}) {
+            ops::OpInstance op = matmul_with_m(m);
+            apply_chip_library_schedule(op.pipeline, tsp, op.output_shapes);
+            MeasuredSchedule s;
+            s.schedule = op.pipeline.schedule();
+            s.measurement = Measurement::chip_cycles(realize_on_chip(op.pipeline, op.output_shapes, op.random_inputs(1), tsp).report.cycles);
+            s.op_words = op.description();
+            (m == 12 ? between : bucket) = db.add(Workload::of(op.pipeline, op.output_shapes, op.description()), TargetIdentity::of(tsp), s);
+        }
+    }
+    write_text(dir / "spec.json", R"({"name": "dl", "kernels": [{"op": "matmul", "name": "mm",
+        "params": {"M": "1..16", "N": 32, "K": 24, "dtype": "int8"}, "targets": ["tsp-mini"]}]})");
+    write_text(dir / "consumer.c", kDispatchConsumer);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --db '" + db_path + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    // M=12 was tuned, so it is a bucket of its own; M=16's kernel uses its record.
+    EXPECT_NE(gen.out.find("tsp-mini/mm_M12: matmul K=24 M=12 N=32 batch=1 dtype=int8 transpose_a=0 transpose_b=0, tuned record #" +
+                           std::to_string(between)),
+              std::string::npos)
+        << gen.out;
+    EXPECT_NE(gen.out.find("tsp-mini/mm_M16: matmul K=24 M=16 N=32 batch=1 dtype=int8 transpose_a=0 transpose_b=0, tuned record #" +
+                           std::to_string(bucket)),
+              std::string::npos)
+        << gen.out;
+    EXPECT_NE(read_text(dir / "lib" / "tsp-mini" / "mm.h").find("mm_M12: M=12 (tuned record #" + std::to_string(between)), std::string::npos);
+    const std::vector<int64_t> ms = {9, 11, 12, 13};
+    const std::map<int64_t, Buffer<>> expected = write_dispatch_inputs(dir, ms);
+    const CommandResult run = run_dispatch_consumer(dir, "tsp-mini", ms);
+    ASSERT_EQ(run.status, 0) << run.err << run.out;
+    expect_dispatch_outputs(dir, expected);
+    // Between the rule's buckets 8 and 16, calls up to 12 go to the tuned M=12 kernel.
+    EXPECT_NE(run.out.find("M=9 -> mm_M12\nM=11 -> mm_M12\nM=12 -> mm_M12\nM=13 -> mm_M16\n"), std::string::npos) << run.out;
+}
+
+TEST(CliGenLib, BadRangesAreClearErrors) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    auto error_of = [&](const std::string &params) {
+        write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": )" + params + "}]}");
+        const CommandResult r = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+        EXPECT_EQ(r.status, 1) << params;
+        EXPECT_EQ(r.err.rfind("tessera: error: ", 0), 0u) << r.err;
+        return r.err;
+    };
+    EXPECT_NE(error_of(R"({"M": "8..4"})").find("is empty"), std::string::npos);
+    EXPECT_NE(error_of(R"({"M": "0..4"})").find("not a positive integer"), std::string::npos);
+    EXPECT_NE(error_of(R"({"M": {"range": "1..64", "buckets": [16, 32]}})").find("does not cover the range's end 64"), std::string::npos);
+    EXPECT_NE(error_of(R"({"M": {"bucket": [16]}})").find("unknown field 'bucket'"), std::string::npos);
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": "1..4", "N": 8, "K": 8}},
+                                               {"op": "matmul", "name": "mm_M4", "params": {"M": 4, "N": 8, "K": 8}}]})");
+    const CommandResult clash = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --repeats 1");
+    EXPECT_EQ(clash.status, 1);
+    EXPECT_NE(clash.err.find("two kernels for host are named 'mm_M4'"), std::string::npos) << clash.err;
+    // Softmax's row length cannot be padded with zeros: exp(0) joins every row's sum.
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "softmax", "params": {"rows": 4, "cols": "1..32"}}]})");
+    const CommandResult softmax = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    EXPECT_EQ(softmax.status, 1);
+    EXPECT_NE(softmax.err.find("padding cols with zeros changes the results"), std::string::npos) << softmax.err;
+    // An unpadded 3x3 convolution's output height is H - 2: not an extent the entry point can read H from.
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "conv2d", "params": {"C": 4, "O": 4, "W": 8, "pad": 0, "H": "4..8"}}]})");
+    const CommandResult conv = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    EXPECT_EQ(conv.status, 1);
+    EXPECT_NE(conv.err.find("changes with the dispatched parameters but is none of them"), std::string::npos) << conv.err;
 }
