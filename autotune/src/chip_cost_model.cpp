@@ -44,6 +44,7 @@ ChipEstimate estimate_chip_cycles(const chipsim::Program &program, const chipsim
     // On a chip without DRAM the DMAs move data to and from the host: outside a kernel's cycles
     // (as the simulator's report counts them).
     const bool host_dma = model.target().dram.bytes == 0;
+    std::map<size_t, double> queue_busy;
     int64_t kernel_begin = INT64_MAX, kernel_end = 0;
     ChipEstimate e;
     auto account = [&](const chipsim::Instruction &in, int64_t cycle) {
@@ -52,6 +53,10 @@ ChipEstimate estimate_chip_cycles(const chipsim::Program &program, const chipsim
         for (const auto &[level, b] : use.bytes) bytes[level] += double(b);
         per_class[size_t(instruction_class(in.op))] += 1;
         if (host_dma && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore)) return;
+        // An in-order queue takes the next instruction when the last has accepted its rows, or
+        // for a DMA when it has ended (the simulator's queues).
+        const bool dma = in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore;
+        queue_busy[size_t(chipsim::queue_of(in))] += double(dma ? use.latency : std::max<int64_t>(1, use.issue_cycles));
         kernel_begin = std::min(kernel_begin, cycle);
         kernel_end = std::max(kernel_end, cycle + use.latency);
         for (const chipsim::ResourceHold &h : use.holds) {
@@ -85,9 +90,10 @@ ChipEstimate estimate_chip_cycles(const chipsim::Program &program, const chipsim
         k = std::max(k, busy[r]);
         e.busiest = std::max(e.busiest, busy[r]);
     }
+    for (const auto &[queue, cycles] : queue_busy) e.busiest_queue = std::max(e.busiest_queue, cycles);
     e.bound = model.problem_bound(problem).bound_cycles;
-    e.cycles = std::max({is_static ? e.static_end : e.busiest, e.bound, 1.0});
-    e.features = {log_feature(e.cycles), log_feature(e.static_end), log_feature(e.busiest), log_feature(e.bound),
+    e.cycles = std::max({is_static ? e.static_end : std::max(e.busiest, e.busiest_queue), e.bound, 1.0});
+    e.features = {log_feature(e.cycles), log_feature(e.static_end), log_feature(e.busiest), log_feature(e.busiest_queue), log_feature(e.bound),
                   float(e.cycles / std::max(1.0, e.bound))};
     for (double k : by_kind) e.features.push_back(log_feature(k));
     for (double c : per_class) e.features.push_back(log_feature(c));
