@@ -10,12 +10,16 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <ranges>
 #include <set>
 #include <thread>
 
 #include "chip_constraints.h"
+#include "chip_cost_model.h"
 #include "host_search_space.h"
+#include "learned_cost_model.h"
 #include "parallel_for.h"
+#include "rank_statistics.h"
 #include "tessera/chipsim/timing_model.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/codegen/chip_schedules.h"
@@ -31,6 +35,10 @@ namespace tessera::internal::autotune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// Below the best measured by this fraction more than the analytic model's worst overestimate,
+/// a candidate is still worth simulating: the ranking stops short of it only beyond.
+constexpr double kStopMargin = 0.02;
 
 /// A candidate: a schedule and what a person reads about it.
 struct ChipCandidate {
@@ -181,64 +189,142 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         }
     }
     result.space_size = int64_t(candidates.size());
-    // Beyond the budget, a seeded shuffle orders them (the library stays first); candidates the
-    // backend refuses do not use up the budget.
-    if (int64_t(candidates.size()) > options.budget) {
+    // Beyond a population, a seeded shuffle picks the ones compiled (the library stays first).
+    const size_t first_free = library_measured ? 1 : 0;
+    const size_t population = size_t(std::max(options.population, options.budget));
+    if (candidates.size() > population) {
         std::mt19937_64 rng(options.seed);
-        std::shuffle(candidates.begin() + (library_measured ? 1 : 0), candidates.end(), rng);
+        std::shuffle(candidates.begin() + std::ptrdiff_t(first_free), candidates.end(), rng);
+        candidates.resize(population);
     }
 
-    // Compile one at a time (the directives are recorded on the shared pipeline), simulate in
-    // threads; batches keep the progress and the time budget responsive.
-    struct Measured {
+    // Compile every candidate one at a time (the directives are recorded on the shared
+    // pipeline) and estimate its cycles from the timing model: far cheaper than simulating it.
+    struct Compiled {
         size_t candidate;
         ChipProgram program;
+        ChipEstimate estimate;
+        double predicted_learned = 0;
+        bool measured = false;
+    };
+    std::vector<Compiled> compiled;
+    for (size_t i = 0; i < candidates.size() && !out_of_time(); ++i) {
+        pipeline.set_schedule(candidates[i].schedule);
+        try {
+            ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
+            program.assembly.clear(); // for people; the tuner keeps only the schedule
+            compiled.push_back({i, std::move(program), {}});
+        } catch (const Error &) {
+            ++result.infeasible;
+            if (product) ++result.approved_but_refused;
+        }
+    }
+    parallel_for(compiled.size(), threads, [&](size_t k) {
+        compiled[k].estimate = estimate_chip_cycles(compiled[k].program.program, model, compiled[k].program.problem);
+    });
+    result.ranked = int(compiled.size());
+    if (!compiled.empty()) {
+        const chipsim::Roofline bound = model.problem_bound(compiled.front().program.problem);
+        result.bound_cycles = bound.bound_cycles;
+        result.bound_limiter = bound.limiter;
+        result.bound_seconds = bound.bound_cycles / cycles_per_second;
+    }
+
+    // Rounds: the library, then the best-predicted (the analytic estimate, refined by the learned
+    // model once it has trained on this run's measurements), plus a few drawn at random so that
+    // the models' accuracy is known on candidates they did not pick. The learned model learns
+    // the ratio of measured to estimated cycles. The search stops at the budget, or when no
+    // candidate left could beat the best even if the analytic model overestimated it as much as
+    // it did the worst measured one.
+    struct Measured {
+        size_t compiled; ///< index in `compiled`
         int64_t cycles = 0;
     };
     std::vector<Measured> measured;
+    LearnedCostModel learned;
+    std::mt19937_64 rng(options.seed ^ 0x9e3779b97f4a7c15ULL);
+    double worst_overestimate = 0; ///< max over measured of (estimate - measured) / estimate
     const size_t batch_size = size_t(std::max(8, 2 * threads));
-    size_t next = 0;
-    while (next < candidates.size() && result.measured < options.budget && !out_of_time()) {
-        std::vector<Measured> batch;
-        for (; next < candidates.size() && batch.size() < batch_size && result.measured + int(batch.size()) < options.budget; ++next) {
-            const size_t i = next;
-            pipeline.set_schedule(candidates[i].schedule);
-            try {
-                batch.push_back({i, compile_for_chip(pipeline, target, output_shapes), 0});
-            } catch (const Error &) {
-                ++result.infeasible;
-                if (product) ++result.approved_but_refused;
-            }
+    const size_t sampled_per_batch = 2;
+    bool first_round = true;
+    auto prediction = [&](const Compiled &c) { return c.predicted_learned > 0 ? c.predicted_learned : c.estimate.cycles; };
+    while (result.measured < options.budget && !out_of_time()) {
+        std::vector<size_t> left;
+        for (size_t k = 0; k < compiled.size(); ++k)
+            if (!compiled[k].measured) left.push_back(k);
+        if (left.empty()) break;
+        if (!first_round) {
+            const double lowest = std::ranges::min(left | std::views::transform([&](size_t k) { return compiled[k].estimate.cycles; }));
+            if (lowest * (1 - worst_overestimate - kStopMargin) >= double(result.best_cycles)) break;
         }
-        if (result.bound_cycles == 0 && !batch.empty()) {
-            const chipsim::Roofline bound = model.problem_bound(batch.front().program.problem);
-            result.bound_cycles = bound.bound_cycles;
-            result.bound_limiter = bound.limiter;
-            result.bound_seconds = bound.bound_cycles / cycles_per_second;
-        }
+        std::stable_sort(left.begin(), left.end(), [&](size_t a, size_t b) {
+            const bool la = library_measured && compiled[a].candidate == 0, lb = library_measured && compiled[b].candidate == 0;
+            if (la != lb) return la;
+            return prediction(compiled[a]) < prediction(compiled[b]);
+        });
+        const size_t want = std::min({batch_size, left.size(), size_t(options.budget - result.measured)});
+        const size_t random_ones = want > sampled_per_batch + 1 ? sampled_per_batch * (first_round ? 2 : 1) : 0;
+        std::vector<size_t> batch(left.begin(), left.begin() + std::ptrdiff_t(want - std::min(random_ones, want - 1)));
+        std::vector<size_t> rest(left.begin() + std::ptrdiff_t(batch.size()), left.end());
+        std::vector<bool> sampled(batch.size(), false);
+        std::shuffle(rest.begin(), rest.end(), rng);
+        for (size_t i = 0; i < rest.size() && batch.size() < want; ++i) batch.push_back(rest[i]), sampled.push_back(true);
+        first_round = false;
+
+        std::vector<int64_t> cycles(batch.size());
         parallel_for(batch.size(), threads, [&](size_t k) {
             ChipRunOptions timing_only;
             timing_only.functional = false;
-            batch[k].cycles = run_on_chip(batch[k].program, inputs, timing_only).report.cycles;
+            cycles[k] = run_on_chip(compiled[batch[k]].program, inputs, timing_only).report.cycles;
         });
-        for (Measured &mc : batch) {
+        for (size_t k = 0; k < batch.size(); ++k) {
+            Compiled &c = compiled[batch[k]];
+            c.measured = true;
             TuneTrial t;
             t.trial = result.measured++;
-            t.candidate = candidates[mc.candidate].description;
-            t.cycles = mc.cycles;
-            t.seconds = double(mc.cycles) / cycles_per_second;
-            if (mc.candidate == 0 && library_measured) result.library_cycles = mc.cycles;
-            if (result.best_cycles == 0 || mc.cycles < result.best_cycles) result.best_cycles = mc.cycles;
+            t.candidate = candidates[c.candidate].description;
+            t.cycles = cycles[k];
+            t.seconds = double(cycles[k]) / cycles_per_second;
+            t.predicted_analytic = c.estimate.cycles / cycles_per_second;
+            t.predicted_learned = c.predicted_learned / cycles_per_second;
+            t.sampled = sampled[k];
+            if (c.candidate == 0 && library_measured) result.library_cycles = cycles[k];
+            if (result.best_cycles == 0 || cycles[k] < result.best_cycles) result.best_cycles = cycles[k];
             t.best_so_far = double(result.best_cycles) / cycles_per_second;
+            worst_overestimate = std::max(worst_overestimate, (c.estimate.cycles - double(cycles[k])) / c.estimate.cycles);
+            learned.add(c.estimate.features, double(cycles[k]) / c.estimate.cycles);
             result.history.push_back(t);
+            measured.push_back({batch[k], cycles[k]});
             if (options.progress) options.progress(result.measured, options.budget, t.best_so_far, result.bound_seconds);
-            measured.push_back(std::move(mc));
+        }
+        if (learned.train()) {
+            std::vector<size_t> unmeasured;
+            std::vector<std::vector<float>> rows;
+            for (size_t k = 0; k < compiled.size(); ++k)
+                if (!compiled[k].measured) unmeasured.push_back(k), rows.push_back(compiled[k].estimate.features);
+            if (!rows.empty()) {
+                const std::vector<double> ratio = learned.predict_seconds(rows);
+                for (size_t i = 0; i < unmeasured.size(); ++i)
+                    compiled[unmeasured[i]].predicted_learned = compiled[unmeasured[i]].estimate.cycles * ratio[i];
+            }
         }
     }
-
-    result.exhaustive = next == candidates.size();
-    // The fastest (earliest on ties: the library first) that matches the reference wins.
-    std::stable_sort(measured.begin(), measured.end(), [](const Measured &a, const Measured &b) { return a.cycles < b.cycles; });
+    size_t measured_count = 0;
+    for (const Compiled &c : compiled) measured_count += c.measured;
+    result.exhaustive = measured_count == compiled.size();
+    // The models' accuracy on the sampled trials, with the predictions made before measuring.
+    for (const char *name : {"analytic", "learned"}) {
+        std::vector<double> predicted, seconds;
+        for (const TuneTrial &t : result.history) {
+            const double p = std::string(name) == "analytic" ? t.predicted_analytic : t.predicted_learned;
+            if (t.sampled && p > 0) predicted.push_back(p), seconds.push_back(t.seconds);
+        }
+        result.model_accuracy.push_back({name, int(predicted.size()), spearman(predicted, seconds), mean_relative_error(predicted, seconds)});
+    }
+    // The fastest (earliest candidate on ties: the library first) that matches the reference wins.
+    std::stable_sort(measured.begin(), measured.end(), [&](const Measured &a, const Measured &b) {
+        return a.cycles != b.cycles ? a.cycles < b.cycles : compiled[a.compiled].candidate < compiled[b.compiled].candidate;
+    });
     VerifyOptions vo;
     vo.mode = VerifyMode::Sample;
     vo.sample_points = 64;
@@ -247,13 +333,14 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
     vo.tolerance_type = BFloat(16); // the chips multiply fp32 operands rounded to bf16 (as `tessera run` checks them)
     result.best_cycles = 0;
     for (const Measured &mc : measured) {
-        const ChipResult run = run_on_chip(mc.program, inputs);
+        const ChipResult run = run_on_chip(compiled[mc.compiled].program, inputs);
         if (!verify_outputs(pipeline, output_shapes, inputs, run.outputs, vo).passed) {
             ++result.wrong; // a schedule never changes results: a compiler bug, kept out
             continue;
         }
-        result.best = candidates[mc.candidate].schedule;
-        result.best_candidate = candidates[mc.candidate].description;
+        const size_t candidate = compiled[mc.compiled].candidate;
+        result.best = candidates[candidate].schedule;
+        result.best_candidate = candidates[candidate].description;
         result.best_cycles = mc.cycles;
         result.best_seconds = double(mc.cycles) / cycles_per_second;
         result.best_samples = {result.best_seconds};

@@ -262,7 +262,12 @@ TEST(AutotuneChip, AHandWrittenSeparableBlurTunesOnBothChips) {
         o.threads = 2;
         const TuneResult r = autotune(p, {{h, w}}, Target::named(chip), o);
         EXPECT_EQ(r.wrong, 0);
-        EXPECT_EQ(r.measured, o.budget) << "candidates the backend refuses do not use up the budget";
+        // Every candidate is compiled before it is ranked: the ones the backend refuses are
+        // counted, never ranked nor measured, so they cannot use up the budget; the ranked ones
+        // are measured up to the budget unless the cost model shows nothing left can win.
+        EXPECT_EQ(r.ranked + r.infeasible, std::min<int64_t>(r.space_size, std::max(o.population, o.budget)));
+        EXPECT_LE(r.measured, std::min<int64_t>(o.budget, r.ranked));
+        EXPECT_GE(r.measured, std::min<int64_t>(8, r.ranked)) << "the first round measures a full batch";
         EXPECT_LE(r.best_cycles, r.library_cycles);
         EXPECT_GT(r.best_cycles, 0);
         EXPECT_GT(r.bound_cycles, 0);
@@ -275,6 +280,41 @@ TEST(AutotuneChip, AHandWrittenSeparableBlurTunesOnBothChips) {
         EXPECT_TRUE(v.passed) << v.mismatch;
         p.set_schedule(Schedule{});
     }
+}
+
+// Every chip trial carries the analytic model's prediction, made before it was measured; the
+// run reports both models' accuracy on its randomly sampled trials; ranked by the model, the
+// search simulates fewer candidates than the space holds yet finds the exhaustive optimum.
+TEST(AutotuneChip, RanksByTheCostModelAndReportsItsAccuracy) {
+    Matmul mm(512, 256, 256);
+    TuneOptions o;
+    o.budget = 64;
+    o.threads = 2;
+    const TuneResult r = autotune(mm.p, mm.shapes, Target::named("tsp-mini"), o);
+    ASSERT_EQ(r.model_accuracy.size(), 2u);
+    EXPECT_EQ(r.model_accuracy[0].model, "analytic");
+    EXPECT_GE(r.model_accuracy[0].samples, 2);
+    EXPECT_GT(r.model_accuracy[0].spearman, 0.7);
+    for (const TuneTrial &t : r.history) EXPECT_GT(t.predicted_analytic, 0) << t.candidate;
+    EXPECT_LT(r.measured, r.ranked) << "the model stops the search before every candidate is simulated";
+    // The exhaustive optimum: every tile row count and accumulator bank the tuner chooses from,
+    // simulated here.
+    const chipsim::Target t = chipsim::load_target("tsp-mini");
+    const int64_t width = t.mxm_shape(chipsim::DType::Int8).n, depth = t.mxm_shape(chipsim::DType::Int8).k;
+    int64_t optimum = INT64_MAX;
+    for (int64_t rows : {32, 64, 128, 256, 512})
+        for (int bank = -1; bank < accumulator(t).total_banks(); ++bank) {
+            mm.schedule(rows, width, bank, int(depth));
+            ChipRunOptions timing_only;
+            timing_only.functional = false;
+            try {
+                const ChipProgram program = compile_for_chip(mm.p, Target::named("tsp-mini"), mm.shapes);
+                optimum = std::min(optimum, run_on_chip(program, mm.bindings, timing_only).report.cycles);
+            } catch (const Error &) {
+            }
+        }
+    mm.p.set_schedule(Schedule{});
+    EXPECT_LE(r.best_cycles, optimum);
 }
 
 TEST(AutotuneChip, SameResultWhateverTheThreads) {
