@@ -107,14 +107,14 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
         return;
     }
     // Vector stages compile from their loop nests under the chip's default rule (vector_lanes.h);
-    // a product the GEMM matcher hands back (a weighted stencil) too.
+    // so do a product the GEMM matcher hands back (a weighted stencil) and pipelines of several
+    // matmuls (their matrix stages).
     if (!internal::chip::may_need_matrix_unit(pipeline)) return block_row_reductions(pipeline, t, output_shapes);
     std::optional<internal::chip::GemmPattern> matched;
     try {
         matched = internal::chip::match_gemm(pipeline);
     } catch (const Error &) {
-        if (internal::chip::needs_matrix_unit(pipeline)) throw;
-        return;
+        return; // not a library kernel's form: the loop-nest compiler's default rule (matrix stages included)
     }
     const internal::chip::GemmPattern &g = *matched;
     if (g.conv) { // the implicit GEMM picks whole output rows per tile itself

@@ -953,7 +953,12 @@ private:
     ///
     /// `copies` of them: the planes of a wave stream them side by side, and one tile read by
     /// several planes would serialise them on its bank's port (tsp-mini).
-    std::vector<TileRef> activations(Statement &st, const MatrixNest &n, int64_t i0, int64_t rows, int64_t k0, int64_t kstep, int copies) {
+    ///
+    /// Lanes past the reduction's end (`k_end`) hold whatever the vector work made of the
+    /// zero padding — 1/0 is inf, and inf times a zero weight row is NaN on the MXM — so a
+    /// floating-point chunk that ends early has them shifted out to zero (two SXM shifts).
+    std::vector<TileRef> activations(Statement &st, const MatrixNest &n, int64_t i0, int64_t rows, int64_t k0, int64_t kstep, int copies,
+                                     int64_t k_end) {
         const Call *read = n.a.as<Call>();
         std::vector<TileRef> out;
         if (read && read->call_type == CallType::Input) {
@@ -981,7 +986,15 @@ private:
             const Expr vx = expand_for_vxm(value);
             std::set<const BaseExprNode *> seen;
             count_uses(vx, chunk.uses, seen);
-            const TileRef v = value_of(chunk, vx);
+            TileRef v = value_of(chunk, vx);
+            const int64_t past_end = k0 + L_ - k_end;
+            if (past_end > 0 && n.in != DType::Int8) {
+                const DType dt = lane_dtype(n.a.type(), n.stage);
+                const TileRef up = chunk.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations past the end");
+                emitter_.shift(dt, up, v, past_end, "lanes past the reduction's end out");
+                v = chunk.tiles.fresh(rows, {up}, VectorEmitter::other_side(up), n.stage + " activations to the end");
+                emitter_.shift(dt, v, up, -past_end, "and back, zero-filled");
+            }
             for (int c = 0; c < copies; ++c) {
                 out.push_back(st.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations", out));
                 emitter_.vxm(VxmOp::Cast, lane_dtype(n.a.type(), n.stage), n.in, out.back(), {v}, std::nullopt, {},
@@ -1028,7 +1041,7 @@ private:
             const int64_t blocks = (jext + unit.n - 1) / unit.n;
             const int copies = emitter_.streaming() ? int(std::min<int64_t>(planes, blocks)) : 1;
             std::vector<std::vector<TileRef>> act;
-            for (int64_t c = 0; c < chunks; ++c) act.push_back(activations(st, n, i0, rows, klo + c * kstep, kstep, copies));
+            for (int64_t c = 0; c < chunks; ++c) act.push_back(activations(st, n, i0, rows, klo + c * kstep, kstep, copies, klo + kext));
             // The column blocks of a row tile run a wave at a time, one job per plane, their
             // instructions interleaved so that the in-order static schedule overlaps the planes
             // (vector_emitter.h); dynamic issue needs no interleaving.

@@ -238,9 +238,10 @@ TEST_F(CliSweep, AFailingSweepLosesNothingStored) {
     EXPECT_EQ(bad.status, 1);
     EXPECT_EQ(bad.err.rfind("tessera: error: ", 0), 0u) << bad.err;
     EXPECT_NE(bad.err.find("nowhere"), std::string::npos) << bad.err;
-    // ...and a point that cannot run on its chip fails alone: the others are stored.
+    // ...and a point that cannot run on its chip (an int32 matmul: the MXM takes no int32) fails
+    // alone: the others are stored.
     std::ofstream(dir_ / "mixed.json")
-        << R"({"ops": [{"op": "matmul", "grid": {"M": [96], "N": [64], "K": [64]}, "dtypes": ["int8"]}, {"op": "lstm_cell"}], "targets": ["tsp-mini"]})";
+        << R"({"ops": [{"op": "matmul", "grid": {"M": [96], "N": [64], "K": [64]}, "dtypes": ["int8"]}, {"op": "matmul", "grid": {"M": [96], "N": [64], "K": [64]}, "dtypes": ["int32"]}], "targets": ["tsp-mini"]})";
     const CommandResult mixed = tessera_cli("sweep '" + (dir_ / "mixed.json").string() + "' --db '" + db("k.db") + "' --json --quiet");
     EXPECT_EQ(mixed.status, 1);
     EXPECT_NE(mixed.err.find("tessera: error: 1 of 2 sweep points failed"), std::string::npos) << mixed.err;

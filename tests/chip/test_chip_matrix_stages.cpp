@@ -58,6 +58,28 @@ TEST_P(ChipMatrixStages, MlpBlockOfTwoMatmulsInOneProgram) {
     expect_mxm_loop_nest(Pipeline(y), {{M, N}}, b, chip, Tolerance::for_type(BFloat(16), K + H));
 }
 
+TEST_P(ChipMatrixStages, ActivationLanesPastTheReductionDoNotPoisonTheProduct) {
+    // 1 / (h² + b) is finite on every real element (b = 1.5) but infinite on the lanes past the
+    // 40 hidden features, where h and b are zero padding; those lanes meet zero weight rows.
+    const std::string chip = chip_target(GetParam());
+    const int M = 24, K = 32, H = 40, N = 20;
+    Input x(Float(32), {M, K}, "x"), w1(Float(32), {K, H}, "w1"), b(Float(32), {H}, "b"), w2(Float(32), {H, N}, "w2");
+    Var i("i"), j("j");
+    RDom k(0, K, "k"), h(0, H, "h");
+    Func hidden("hidden"), y("y");
+    hidden(i, j) = 0.0f;
+    hidden(i, j) += x(i, k) * w1(k, j);
+    y(i, j) = 0.0f;
+    y(i, j) += 1.0f / (hidden(i, h) * hidden(i, h) + b(h)) * w2(h, j);
+    Buffer<> bias(Float(32), {H});
+    bias.fill(1.5);
+    const Bindings bindings{{x, test::random_buffer(Float(32), {M, K}, 13)},
+                            {w1, test::random_buffer(Float(32), {K, H}, 14)},
+                            {b, bias},
+                            {w2, test::random_buffer(Float(32), {H, N}, 15)}};
+    expect_mxm_loop_nest(Pipeline(y), {{M, N}}, bindings, chip, Tolerance::for_type(BFloat(16), K + H));
+}
+
 TEST_P(ChipMatrixStages, Int8RequantisedTwoLayerChainIsExact) {
     const std::string chip = chip_target(GetParam());
     const int M = 33, K = 80, H = 40, N = 24;

@@ -46,6 +46,10 @@
 // - Any other element-wise pipeline of int32/fp32 values (add, mul, ReLU, GELU-tanh, sigmoid,
 //   clamps, requantise; Inputs broadcast along rows or lanes) as the same VXM program on blocks
 //   of rows, broadcast operands read with stride 0 by the DMA.
+// - Any other pipeline compiles from its lowered loop nest (loop_nest_codegen.h): vector and
+//   reduction stages on the VXM, and matrix stages — an update f += a * b whose factors each
+//   read a loop the other lacks, b an Input read — on the MXM, so several matmuls with vector
+//   work between them (an MLP block, lstm_cell) are one program.
 // - Inputs are brought into the chip's layout (zero-padded to the MXM shape, cast to the
 //   chip's dtype) on the host side of the link; outputs are cropped back.
 #include <cstdint>
