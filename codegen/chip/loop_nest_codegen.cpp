@@ -329,7 +329,7 @@ private:
         }
         Stored st;
         st.layout = RowLayout(lane->second, mins, extents, L_);
-        st.tile = place(st.layout.rows, r->name);
+        st.tile = place(st.layout.rows, r->name, matrix_funcs_.count(r->name) > 0);
         auto saved = stored_.find(r->name) == stored_.end() ? std::optional<Stored>() : std::optional<Stored>(stored_[r->name]);
         stored_[r->name] = st;
         walk(r->body);
@@ -338,9 +338,12 @@ private:
         else stored_.erase(r->name);
     }
 
-    TileRef place(int64_t rows, const std::string &what) {
+    /// `spread`: interleaved over a hemisphere's slices even when it fits one bank — a matrix
+    /// stage's product, whose column chunks (every chunks-th row) the drains write and the
+    /// readers read side by side, each chunk then on a slice of its own.
+    TileRef place(int64_t rows, const std::string &what, bool spread = false) {
         const int64_t bank_rows = vector_memory(t_).rows_per_bank;
-        return emitter_.tile_anywhere(rows, int(placed_++ % 2), what, rows > bank_rows);
+        return emitter_.tile_anywhere(rows, int(placed_++ % 2), what, spread || rows > bank_rows);
     }
 
     /// A perfect nest of loops (with lets and guards) around one Provide: compiled as vector
@@ -444,6 +447,7 @@ private:
         if (reduce == VxmOp::Add && row) {
             if (auto mn = lane ? matrix_form(provide->name, stage_name, args, guards, loops, lane, row, reduced, value.type()) : std::nullopt) {
                 if (zero_then_update_.count(provide->name)) zero_initialised_.insert(provide->name);
+                matrix_funcs_.insert(provide->name);
                 emitter_.set_stage(stage_index(stage_name));
                 enumerate_matrix(*mn, loops, 0);
                 return true;
@@ -1040,8 +1044,21 @@ private:
             Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage, {}};
             const int64_t blocks = (jext + unit.n - 1) / unit.n;
             const int copies = emitter_.streaming() ? int(std::min<int64_t>(planes, blocks)) : 1;
+            // The chunks' activations are independent: computed side by side, a wave of them.
             std::vector<std::vector<TileRef>> act;
-            for (int64_t c = 0; c < chunks; ++c) act.push_back(activations(st, n, i0, rows, klo + c * kstep, kstep, copies, klo + kext));
+            const bool wave = phase_ == Phase::Emit && chunks > 1;
+            if (wave) emitter_.begin_wave();
+            for (int64_t c = 0; c < chunks; ++c) {
+                if (wave) {
+                    if (c > 0 && c % kWavePieces == 0) {
+                        emitter_.end_wave();
+                        emitter_.begin_wave();
+                    }
+                    emitter_.wave_lane(int(c % kWavePieces));
+                }
+                act.push_back(activations(st, n, i0, rows, klo + c * kstep, kstep, copies, klo + kext));
+            }
+            if (wave) emitter_.end_wave();
             // The column blocks of a row tile run a wave at a time, one job per plane, their
             // instructions interleaved so that the in-order static schedule overlaps the planes
             // (vector_emitter.h); dynamic issue needs no interleaving.
@@ -1739,7 +1756,7 @@ private:
             dims[size_t(plan.on_chip.layout.lane)] = int(chip.size());
             chip.push_back(plan.on_chip.layout.chunks * L_);
             declare(cp_, plan.tensor, b.name, plan.dtype, chip, shape, dims, {}, true);
-            if (plan.whole) plan.on_chip.tile = place(plan.on_chip.layout.rows, "output " + b.name);
+            if (plan.whole) plan.on_chip.tile = place(plan.on_chip.layout.rows, "output " + b.name, matrix_funcs_.count(b.name) > 0);
             outputs_[b.name] = plan;
         }
     }
@@ -1780,6 +1797,7 @@ private:
     /// Funcs whose pure definition is zero and whose one update is a matrix stage over the whole
     /// region: the stage writes the product into place and the zeros are never written.
     std::set<std::string> zero_initialised_;
+    std::set<std::string> matrix_funcs_;     ///< Funcs a matrix stage writes.
     std::set<std::string> zero_then_update_; ///< Funcs defined as zero with one update over their pure variables.
     int64_t jobs_ = 0;       ///< MXM jobs so far (their plane and accumulator region).
     std::map<std::string, OutputPlan> outputs_;
