@@ -15,6 +15,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include <tessera/chipsim/target.h>
 #include <tessera/codegen/aot.h>
 #include <tessera/codegen/chip_artifact.h>
 #include <tessera/codegen/chip_schedules.h>
@@ -119,7 +120,12 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
             if (it.key() != "op" && it.key() != "name" && it.key() != "params" && it.key() != "targets")
                 throw Error(where + ": unknown field '" + it.key() + "'; a kernel has \"op\", \"name\", \"params\" and \"targets\"");
         const std::string op = word_of(k["op"], where + ".op");
-        ops::find_op(op); // an unknown op is an error listing the ops
+        const ops::OpSpec *info = nullptr;
+        try {
+            info = &ops::find_op(op); // an unknown op is an error listing the ops
+        } catch (const Error &e) {
+            throw Error(where + ".op: " + e.what());
+        }
         const std::string base = k.contains("name") ? word_of(k["name"], where + ".name") : op;
         if (!c_identifier(base)) throw Error(where + ".name '" + base + "' is not a C identifier");
         // Parameters: a list is a choice, and the library holds every combination.
@@ -128,6 +134,11 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
         if (k.contains("params")) {
             if (!k["params"].is_object()) throw Error(where + ".params must be an object of key: value (or key: [values])");
             for (auto it = k["params"].begin(); it != k["params"].end(); ++it) {
+                if (std::none_of(info->params.begin(), info->params.end(), [&](const ops::OpParam &p) { return p.name == it.key(); })) {
+                    std::string names;
+                    for (const ops::OpParam &p : info->params) names += (names.empty() ? "" : ", ") + p.name;
+                    throw Error(where + ".params." + it.key() + ": op " + op + " has no parameter '" + it.key() + "'; its parameters are " + names);
+                }
                 if (std::optional<ParamRange> range = parse_param_range(it.value(), where + ".params." + it.key())) {
                     ranges[it.key()] = *range;
                     continue;
@@ -147,7 +158,15 @@ std::vector<KernelRequest> parse_spec(const std::string &path, std::string &libr
             targets.clear();
             const json &t = k["targets"];
             if (!t.is_array() || t.empty()) throw Error(where + ".targets must be a non-empty list of targets (host, tsp-mini, npu-edge, a JSON file)");
-            for (const json &v : t) targets.push_back(word_of(v, where + ".targets"));
+            for (const json &v : t) {
+                targets.push_back(word_of(v, where + ".targets"));
+                if (targets.back() == "host") continue;
+                try {
+                    chipsim::load_target(targets.back());
+                } catch (const Error &e) {
+                    throw Error(where + ".targets: " + e.what());
+                }
+            }
         }
         std::vector<size_t> pick(choices.size(), 0);
         for (;;) {
