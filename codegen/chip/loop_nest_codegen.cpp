@@ -242,6 +242,11 @@ public:
         cp_.summary += "compiled from the loop nest on the VXM: " + std::to_string(statements_) + " vector statements of up to " +
                        std::to_string(kRowsPerTile) + " rows x " + std::to_string(L_) + " lanes; lanes:";
         for (auto &[f, d] : lanes_) cp_.summary += " " + f + "[dim " + std::to_string(d) + "]";
+        if (jobs_ > 0) {
+            cp_.summary += "; matrix stages on the MXM:";
+            for (const std::string &f : matrix_funcs_) cp_.summary += " " + f;
+            cp_.summary += " (" + std::to_string(jobs_) + " jobs)";
+        }
         cp_.summary += preload_summary_ + "\n";
     }
 
