@@ -17,27 +17,6 @@ using nlohmann::json;
 
 namespace {
 
-int64_t positive_integer(const std::string &text, const std::string &where) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception &) {
-        used = 0;
-    }
-    if (used != text.size() || v < 1) throw Error(where + ": '" + text + "' is not a positive integer");
-    return v;
-}
-
-/// "lo..hi" -> {lo, hi}.
-std::pair<int64_t, int64_t> parse_range_text(const std::string &text, const std::string &where) {
-    const size_t dots = text.find("..");
-    if (dots == std::string::npos) throw Error(where + ": '" + text + "' is not a range lo..hi (e.g. \"1..4096\")");
-    const int64_t lo = positive_integer(text.substr(0, dots), where), hi = positive_integer(text.substr(dots + 2), where);
-    if (lo > hi) throw Error(where + ": the range " + text + " is empty (lo > hi)");
-    return {lo, hi};
-}
-
 ops::OpInstance op_at(const std::string &op, std::map<std::string, std::string> params, const std::vector<DispatchParam> &dispatched,
                       const std::vector<int64_t> &values) {
     for (size_t p = 0; p < dispatched.size(); ++p) params[dispatched[p].name] = std::to_string(values[p]);
@@ -95,7 +74,7 @@ std::optional<ParamRange> parse_param_range(const json &v, const std::string &wh
     if (v.is_string()) {
         const std::string text = v.get<std::string>();
         if (text.find("..") == std::string::npos) return std::nullopt;
-        std::tie(r.lo, r.hi) = parse_range_text(text, where);
+        std::tie(r.lo, r.hi) = parse_dispatch_range(text, where);
         return r;
     }
     if (!v.is_object()) return std::nullopt;
@@ -115,7 +94,7 @@ std::optional<ParamRange> parse_param_range(const json &v, const std::string &wh
     }
     if (v.contains("range")) {
         if (!v["range"].is_string()) throw Error(where + ".range must be a string lo..hi");
-        std::tie(r.lo, r.hi) = parse_range_text(v["range"].get<std::string>(), where + ".range");
+        std::tie(r.lo, r.hi) = parse_dispatch_range(v["range"].get<std::string>(), where + ".range");
         if (!r.buckets.empty() && r.buckets.back() < r.hi)
             throw Error(where + ": the largest bucket " + std::to_string(r.buckets.back()) + " does not cover the range's end " + std::to_string(r.hi));
     }

@@ -112,7 +112,37 @@ void check_padding(const std::string &name, const std::vector<ShapeRange> &range
     }
 }
 
+int64_t positive_integer(const std::string &text, const std::string &where) {
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+        v = std::stoll(text, &used);
+    } catch (const std::exception &) {
+        used = 0;
+    }
+    if (used != text.size() || v < 1) throw Error(where + ": '" + text + "' is not a positive integer");
+    return v;
+}
+
 } // namespace
+
+std::pair<int64_t, int64_t> parse_dispatch_range(const std::string &text, const std::string &where) {
+    const size_t dots = text.find("..");
+    if (dots == std::string::npos) throw Error(where + ": '" + text + "' is not a range lo..hi (e.g. \"1..4096\")");
+    const int64_t lo = positive_integer(text.substr(0, dots), where), hi = positive_integer(text.substr(dots + 2), where);
+    if (lo > hi) throw Error(where + ": the range " + text + " is empty (lo > hi)");
+    return {lo, hi};
+}
+
+std::vector<int64_t> parse_dispatch_buckets(const std::string &text, const std::string &where) {
+    std::vector<int64_t> buckets;
+    for (size_t at = 0; at <= text.size();) {
+        const size_t comma = std::min(text.find(',', at), text.size());
+        buckets.push_back(positive_integer(text.substr(at, comma - at), where));
+        at = comma + 1;
+    }
+    return buckets;
+}
 
 std::vector<int64_t> dispatch_buckets(int64_t lo, int64_t hi) {
     std::vector<int64_t> b;

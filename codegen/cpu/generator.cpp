@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "tessera/codegen/aot.h"
 #include "tessera/error.h"
@@ -59,18 +60,6 @@ Generator find(const std::string &name) {
     return it->second;
 }
 
-int64_t positive(const std::string &text, const std::string &where) {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception &) {
-        used = 0;
-    }
-    if (used != text.size() || v < 1) throw Error(where + ": '" + text + "' is not a positive integer");
-    return v;
-}
-
 /// Applies range=P=LO..HI or buckets=P=B1,B2 (`setting` without its "range="/"buckets=").
 void override_range(std::vector<ShapeRange> &ranges, const std::string &generator, const std::string &kind, const std::string &setting) {
     const std::string where = kind + "=" + setting;
@@ -83,19 +72,8 @@ void override_range(std::vector<ShapeRange> &ranges, const std::string &generato
         for (const ShapeRange &r : ranges) known += (known.empty() ? "" : ", ") + r.name;
         throw Error(where + ": generator '" + generator + "' has no range " + param + " (its ranges: " + (known.empty() ? "none" : known) + ")");
     }
-    if (kind == "range") {
-        const size_t dots = value.find("..");
-        if (dots == std::string::npos) throw Error(where + ": '" + value + "' is not LO..HI");
-        it->lo = positive(value.substr(0, dots), where);
-        it->hi = positive(value.substr(dots + 2), where);
-        return;
-    }
-    it->buckets.clear();
-    for (size_t at = 0; at <= value.size();) {
-        const size_t comma = std::min(value.find(',', at), value.size());
-        it->buckets.push_back(positive(value.substr(at, comma - at), where));
-        at = comma + 1;
-    }
+    if (kind == "range") std::tie(it->lo, it->hi) = parse_dispatch_range(value, where);
+    else it->buckets = parse_dispatch_buckets(value, where);
 }
 
 } // namespace

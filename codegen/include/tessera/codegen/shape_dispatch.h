@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/codegen/aot.h"
@@ -79,6 +80,11 @@ struct ShapeRange {
     int64_t lo = 1, hi = 1;
     std::vector<int64_t> buckets;
 };
+
+/// "lo..hi" -> {lo, hi}; throws tessera::Error naming `where` unless 1 <= lo <= hi.
+std::pair<int64_t, int64_t> parse_dispatch_range(const std::string &text, const std::string &where);
+/// "b1,b2,..." -> the buckets; throws tessera::Error naming `where` for one not a positive integer.
+std::vector<int64_t> parse_dispatch_buckets(const std::string &text, const std::string &where);
 
 /// The buckets of lo..hi when none are listed: every power of two in it, and hi.
 std::vector<int64_t> dispatch_buckets(int64_t lo, int64_t hi);
