@@ -10,10 +10,13 @@
 #include <sstream>
 
 #include "test_support.h"
+#include "tessera/codegen/chip_schedules.h"
 #include "tessera/codegen/generator.h"
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/shape_dispatch.h"
 #include "tessera/error.h"
+#include "tessera/ops/registry.h"
+#include "tessera/reference.h"
 #include "tessera/tessera.h"
 
 namespace {
@@ -114,6 +117,86 @@ TEST(DispatchLibrary, MalformedRangesAndBucketsAreRefused) {
     EXPECT_EQ(parse_dispatch_buckets("8,32", "BUCKETS"), (std::vector<int64_t>{8, 32}));
     EXPECT_EQ(dispatch_buckets(3, 20), (std::vector<int64_t>{4, 8, 16, 20}));
     EXPECT_EQ(bucket_grid({{"M", 1, 4, {2, 4}}, {"N", 1, 8, {8}}}), (std::vector<std::vector<int64_t>>{{2, 8}, {4, 8}}));
+}
+
+/// A consumer of a dispatching int8 matmul `mm` (N = 32, K = 24) on a chip: for each M on the
+/// command line, A[M, 24] and B[24, 32] of a fixed pattern, C written to DIR/C_<M>.bin.
+const char *kChipConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mm.h"
+static tessera_buffer_t buf(void *data, const int64_t *shape, uint8_t code, uint8_t bits) {
+    tessera_buffer_t b;
+    memset(&b, 0, sizeof b);
+    b.data = data; b.shape = shape; b.dimensions = 2; b.type_code = code; b.type_bits = bits;
+    return b;
+}
+int main(int argc, char **argv) {
+    int8_t a[64 * 24], b[24 * 32];
+    int32_t c[64 * 32];
+    for (int i = 0; i < 64 * 24; ++i) a[i] = (int8_t)((i * 7 + 3) % 11 - 5);
+    for (int i = 0; i < 24 * 32; ++i) b[i] = (int8_t)((i * 5 + 1) % 13 - 6);
+    const int64_t b_shape[2] = {24, 32};
+    for (int i = 2; i < argc; ++i) {
+        const int64_t m = atoll(argv[i]), a_shape[2] = {m, 24}, c_shape[2] = {m, 32};
+        tessera_buffer_t A = buf(a, a_shape, TESSERA_TYPE_INT, 8), B = buf(b, b_shape, TESSERA_TYPE_INT, 8), C = buf(c, c_shape, TESSERA_TYPE_INT, 32);
+        const int code = mm(&A, &B, &C);
+        if (code) { fprintf(stderr, "M=%lld: %s\n", (long long)m, mm_error_message(code)); return 1; }
+        printf("M=%lld -> %s, %lld cycles\n", (long long)m, mm_dispatch(&m), (long long)mm_last_report()->cycles);
+        char path[4096];
+        snprintf(path, sizeof path, "%s/C_%lld.bin", argv[1], (long long)m);
+        FILE *f = fopen(path, "wb");
+        fwrite(c, 4, (size_t)m * 32, f);
+        fclose(f);
+    }
+    return 0;
+}
+)";
+
+TEST(DispatchLibrary, CompileToLibraryOverARangeServesAChipLikeTheReference) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const Target chip = Target::named("tsp-mini");
+    auto at = [&](const std::vector<int64_t> &v) {
+        const ops::OpInstance op = ops::build_op("matmul", {{"M", std::to_string(v[0])}, {"N", "32"}, {"K", "24"}, {"dtype", "int8"}});
+        apply_chip_library_schedule(op.pipeline, chip, op.output_shapes);
+        return ShapedPipeline{op.pipeline, op.output_shapes, op.random_inputs(7), op.reduction_length};
+    };
+    const LibraryFiles files = compile_to_library(at, {{"M", 1, 64, {16, 64}}}, "mm", (dir / "lib").string(), chip);
+    EXPECT_NE(files.schedule.find("mm_M16: "), std::string::npos) << files.schedule;
+    {
+        std::ofstream f(dir / "consumer.c");
+        f << kChipConsumer;
+    }
+    const std::string program = (dir / "consumer").string();
+    const tessera_test::CommandResult cc = tessera_test::run_command(
+        "cc -std=c11 -Wall -Werror '" + (dir / "consumer.c").string() + "' -I'" + (dir / "lib").string() + "' -I'" TESSERA_SOURCE_DIR
+        "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR "/codegen/include' '" + files.library + "' -L'" TESSERA_BINARY_DIR
+        "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" +
+        (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+    ASSERT_EQ(cc.status, 0) << cc.err;
+    const std::vector<int64_t> ms = {1, 15, 16, 17, 40, 64};
+    std::string args;
+    for (int64_t m : ms) args += " " + std::to_string(m);
+    const tessera_test::CommandResult run = tessera_test::run_command("'" + program + "' '" + dir.string() + "'" + args);
+    ASSERT_EQ(run.status, 0) << run.err << run.out;
+    EXPECT_NE(run.out.find("M=15 -> mm_M16"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("M=17 -> mm_M64"), std::string::npos) << run.out;
+    for (int64_t m : ms) {
+        SCOPED_TRACE("M=" + std::to_string(m));
+        const ShapedPipeline p = at({m});
+        Buffer<> a(Int(8), {m, 24}), b(Int(8), {24, 32});
+        for (int64_t i = 0; i < m * 24; ++i) static_cast<int8_t *>(a.data())[i] = int8_t((i * 7 + 3) % 11 - 5);
+        for (int64_t i = 0; i < 24 * 32; ++i) static_cast<int8_t *>(b.data())[i] = int8_t((i * 5 + 1) % 13 - 6);
+        Bindings bindings;
+        for (const Input &input : p.pipeline.inputs()) bindings.emplace_back(input, input.name() == "A" ? a : b);
+        const Buffer<> expected = evaluate_reference(p.pipeline, p.output_shapes, bindings)[0];
+        Buffer<> got(Int(32), {m, 32});
+        std::ifstream f(dir / ("C_" + std::to_string(m) + ".bin"), std::ios::binary);
+        f.read(static_cast<char *>(got.data()), std::streamsize(m * 32 * 4));
+        ASSERT_TRUE(bool(f));
+        const Comparison c = compare(got, expected, Tolerance::for_type(Int(32)));
+        EXPECT_TRUE(c.equal) << c.message;
+    }
 }
 
 TESSERA_REGISTER_GENERATOR(test_rows, {ShapeRange{"M", 1, 16, {}}}, [](const std::vector<int64_t> &v) {
