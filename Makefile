@@ -43,7 +43,7 @@ sanitize: deps
 # leaves the source tree clean; merge them in with -merge=1 as the README says.
 FUZZ_DIR ?= build-fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS = assembler binary target_json schedule_json npy op_words onnx_import sweep_spec tuning_db chip_artifact
+FUZZ_TARGETS = assembler binary target_json schedule_json npy op_words onnx_import sweep_spec tuning_db chip_artifact dispatch
 fuzz: deps
 	@CC=clang-14 CXX=clang++-14 cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
 	  -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_BENCHMARKS=OFF $(CMAKE_FLAGS) $(LAUNCHER) >/dev/null

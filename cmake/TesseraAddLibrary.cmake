@@ -7,7 +7,8 @@
 #
 #   tessera_add_library(<name> (SOURCES <files>... | FROM <generator-target>)
 #                       [GENERATOR <registered-name>] [FUNCTION_NAME <c-name>]
-#                       [TARGET host|tsp-mini|npu-edge|<target.json>])
+#                       [TARGET host|tsp-mini|npu-edge|<target.json>]
+#                       [RANGES <param>=<lo>..<hi>...] [BUCKETS <param>=<b1>,<b2>...])
 #     Runs the generator (default: the one registered as <name>) at build time and makes
 #     <name> a static library target whose users get <c-name>.h on their include path and
 #     lib<c-name>.a (kernel + Tessera's host runtime) on their link line, with -lpthread -lm.
@@ -15,6 +16,10 @@
 #     the same C signature and error codes, the kernel (a chip artifact embedded in lib<c-name>.a,
 #     also written as <c-name>.tchip) running on chipsim through Tessera::tessera_chiprt, which
 #     users link with it; the generator must give fixed output shapes.
+#     A generator registered with ranges (generator.h) builds a shape-dispatching library: one
+#     entry point <c-name> serving every shape in its ranges, dispatching to kernels compiled
+#     for the buckets (shape_dispatch.h), on the host or a chip. RANGES and BUCKETS replace a
+#     registered range's ends or buckets (e.g. RANGES M=1..4096 BUCKETS M=64,512,4096).
 
 function(tessera_add_generator target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
@@ -26,7 +31,7 @@ function(tessera_add_generator target)
 endfunction()
 
 function(tessera_add_library name)
-  cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;TARGET" "SOURCES" ${ARGN})
+  cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;TARGET" "SOURCES;RANGES;BUCKETS" ${ARGN})
   if(NOT ARG_GENERATOR)
     set(ARG_GENERATOR ${name})
   endif()
@@ -47,11 +52,19 @@ function(tessera_add_library name)
     message(FATAL_ERROR "tessera_add_library(${name}): give the generator's SOURCES or FROM <generator target>")
   endif()
 
+  set(range_arguments)
+  foreach(range IN LISTS ARG_RANGES)
+    list(APPEND range_arguments range=${range})
+  endforeach()
+  foreach(buckets IN LISTS ARG_BUCKETS)
+    list(APPEND range_arguments buckets=${buckets})
+  endforeach()
+
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.tessera)
   set(library ${dir}/lib${ARG_FUNCTION_NAME}.a)
   set(header ${dir}/${ARG_FUNCTION_NAME}.h)
   add_custom_command(OUTPUT ${library} ${header}
-    COMMAND ${generator} -g ${ARG_GENERATOR} -o ${dir} -f ${ARG_FUNCTION_NAME} target=${ARG_TARGET}
+    COMMAND ${generator} -g ${ARG_GENERATOR} -o ${dir} -f ${ARG_FUNCTION_NAME} target=${ARG_TARGET} ${range_arguments}
     DEPENDS ${generator}
     COMMENT "Generating kernel library ${ARG_FUNCTION_NAME} (generator ${ARG_GENERATOR}, target ${ARG_TARGET})"
     VERBATIM)

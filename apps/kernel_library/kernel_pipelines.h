@@ -25,6 +25,16 @@ inline tessera::Pipeline matmul() {
     return p;
 }
 
+/// The matmul with M rows (any M in 1..kM): the dispatching library kl_matmul_rows compiles it
+/// at each bucket's M and serves every M between.
+inline tessera::Pipeline matmul_rows(int64_t m) {
+    using namespace tessera;
+    Input A(Float(32), {m, kK}, "A"), B(Float(32), {kK, kN}, "B");
+    Pipeline p(ops::matmul(A, B).func());
+    host_schedules::matmul(p, m, kN, kK);
+    return p;
+}
+
 /// The same matmul for the simulated chip tsp-mini, with the chip's library schedule (fp32
 /// operands are rounded to bf16 on their way into the MXM: equal within bf16's tolerance).
 inline tessera::Pipeline matmul_chip() {

@@ -11,3 +11,8 @@ TESSERA_REGISTER_GENERATOR(conv2d, [] { return tessera::GeneratedPipeline(conv2d
 // The matmul again for the chip tsp-mini: the same C signature, run on chipsim by libtessera_chiprt.
 TESSERA_REGISTER_GENERATOR(matmul_chip, [] { return tessera::GeneratedPipeline(matmul_chip(), {{kM, kN}}); });
 TESSERA_REGISTER_GENERATOR(softmax, [] { return tessera::GeneratedPipeline(softmax(), {{kRows, kCols}}); });
+// One entry point for every M in 1..kM: kernels compiled at the buckets' M (CMakeLists.txt picks
+// them with BUCKETS), a call going to the smallest covering one with its rows zero-padded.
+TESSERA_REGISTER_GENERATOR(matmul_rows, {tessera::ShapeRange{"M", 1, kM, {}}}, [](const std::vector<int64_t> &m) {
+    return tessera::GeneratedPipeline(matmul_rows(m[0]), {{m[0], kN}});
+});

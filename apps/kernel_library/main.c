@@ -8,6 +8,7 @@
 #include "kl_conv2d.h"
 #include "kl_matmul.h"
 #include "kl_matmul_chip.h"
+#include "kl_matmul_rows.h"
 #include "kl_softmax.h"
 
 static float *make(int64_t n, unsigned seed) {
@@ -105,6 +106,29 @@ int main(int argc, char **argv) {
     code = kl_matmul_chip(&chip_wrong_type, &B, &C_chip);
     failures += expect_error(code, TESSERA_ERROR_TYPE, "chip: int32 buffer", kl_matmul_chip_error_message(code));
     free(c_chip);
+
+    /* One entry point for any M in 1..96 (kl_matmul_rows): the first M rows of A at several M,
+     * each call going to the smallest of the kernels for M = 8, 32, 96 that covers it. */
+    const int64_t rows[] = {1, 5, 8, 9, 32, 61, 96};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; ++i) {
+        const int64_t m = rows[i], rows_a[2] = {m, 64}, rows_c[2] = {m, 80};
+        float *c_rows = make(m * 80, 10);
+        tessera_buffer_t A_rows = buffer(a, rows_a, 2), C_rows = buffer(c_rows, rows_c, 2);
+        code = kl_matmul_rows(&A_rows, &B, &C_rows);
+        if (code) {
+            fprintf(stderr, "kl_matmul_rows M=%lld failed: %s\n", (long long)m, kl_matmul_rows_error_message(code));
+            return 1;
+        }
+        printf("kl_matmul_rows M=%lld -> %s\n", (long long)m, kl_matmul_rows_dispatch(&m));
+        char name[64];
+        snprintf(name, sizeof name, "matmul_rows_C_%lld", (long long)m);
+        failures += save_npy(dir, name, c_rows, rows_c, 2);
+        free(c_rows);
+    }
+    const int64_t rows_beyond_a[2] = {97, 64}, rows_beyond_c[2] = {97, 80};
+    tessera_buffer_t A_beyond = buffer(a, rows_beyond_a, 2), C_beyond = buffer(c, rows_beyond_c, 2);
+    code = kl_matmul_rows(&A_beyond, &B, &C_beyond);
+    failures += expect_error(code, TESSERA_ERROR_SHAPE, "rows: M = 97", kl_matmul_rows_error_message(code));
 
     /* conv2d NCHW: Y[1, 16, 16, 16] = conv(X[1, 8, 16, 16], W[16, 8, 3, 3]), padding 1 */
     const int64_t x_shape[4] = {1, 8, 16, 16}, w_shape[4] = {16, 8, 3, 3}, y_shape[4] = {1, 16, 16, 16};

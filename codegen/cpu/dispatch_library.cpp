@@ -2,6 +2,7 @@
 // table as constants and thin C functions handing it to the dispatch runtime,
 // runtime/tessera_dispatch.c), merged with the runtime's object and every bucket's library
 // into one archive, and its header.
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -43,6 +44,12 @@ void check_table(const DispatchTable &t) {
             throw Error(where + "argument " + a.name + " needs 1 to 8 dimensions, each a parameter or an extent");
         for (int p : a.param)
             if (p >= int(t.params.size())) throw Error(where + "argument " + a.name + " names a parameter the table lacks");
+    }
+    // The entry point reads each parameter from the buffers' extents.
+    for (size_t p = 0; p < t.params.size(); ++p) {
+        bool carried = false;
+        for (const DispatchArgument &a : t.arguments) carried |= std::count(a.param.begin(), a.param.end(), int(p)) > 0;
+        if (!carried) throw Error(where + "parameter " + t.params[p].name + " is no argument's extent");
     }
     for (const DispatchBucket &b : t.buckets)
         if (b.values.size() != t.params.size()) throw Error(where + "kernel " + b.kernel + " has no value for every parameter");

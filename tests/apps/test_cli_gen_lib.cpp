@@ -344,6 +344,11 @@ int main(int argc, char **argv) {
     A.shape = four_a; C.shape = five_c;
     code = mm(&A, &B, &C);
     printf("M=4/5: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
+    /* A negative extent is a value like any other, not "M not seen yet". */
+    const int64_t minus_a[2] = {-4, 24}, three_c[2] = {3, 32};
+    A.shape = minus_a; C.shape = three_c;
+    code = mm(&A, &B, &C);
+    printf("M=-4/3: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
     C.type_bits = 8; C.shape = big_c; A.shape = four_a;
     code = mm(&A, &B, &C);
     printf("type: kind %d: %s\n", TESSERA_ERROR_KIND(code), mm_error_message(code));
@@ -443,6 +448,7 @@ TEST(CliGenLib, OneEntryPointDispatchesEveryShapeOfARangeOnHostAndChipLikeTheRef
         EXPECT_NE(run.out.find("M=0: kind 4: M = 0 (from A's dimension 0) is outside the range 1..16"), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("M=4/5: kind 4: "), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("dimension 0 is 5 but A's dimension 0 makes M 4"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("M=-4/3: kind 4: matmul: dimension 0 is 3 but A's dimension 0 makes M -4"), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("type: kind 2: "), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("dispatch(17): NULL"), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("null: kind 1, argument 1: A: the buffer, its data or its shape is NULL"), std::string::npos) << run.out;

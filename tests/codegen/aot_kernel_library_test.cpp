@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,6 +82,26 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
     // reference within bf16's tolerance (the MXM multiplies fp32 operands rounded to bf16).
     expect_matches(matmul_chip(), work / "out", {"matmul_A", "matmul_B"}, "matmul_chip_C", {kM, kN}, kK, BFloat(16));
     EXPECT_NE(log_text().find("kl_matmul_chip on tsp-mini: "), std::string::npos) << log_text();
+    // The dispatching matmul: one entry point, the first M rows of matmul_A at each M, each
+    // equal to the reference at that M (the kernels for M = 8, 32, 96 ran on zero-padded rows).
+    const Buffer<> a_all = Buffer<>::load_npy((work / "out" / "matmul_A.npy").string());
+    const Buffer<> b_all = Buffer<>::load_npy((work / "out" / "matmul_B.npy").string());
+    for (int64_t m : {1, 5, 8, 9, 32, 61, 96}) {
+        SCOPED_TRACE("M=" + std::to_string(m));
+        const Pipeline p = matmul_rows(m);
+        Buffer<> a_rows(Float(32), {m, kK});
+        std::memcpy(a_rows.data(), a_all.data(), size_t(m * kK) * sizeof(float));
+        Bindings bindings;
+        for (const Input &input : p.inputs()) bindings.emplace_back(input, input.name() == "A" ? a_rows : b_all);
+        const Buffer<> expected = evaluate_reference(p, {{m, kN}}, bindings)[0];
+        const Buffer<> got = Buffer<>::load_npy((work / "out" / ("matmul_rows_C_" + std::to_string(m) + ".npy")).string());
+        const Comparison c = compare(got, expected, Tolerance::for_type(Float(32), kK));
+        EXPECT_TRUE(c.equal) << c.message;
+    }
+    for (const char *line : {"kl_matmul_rows M=1 -> kl_matmul_rows_M8", "kl_matmul_rows M=9 -> kl_matmul_rows_M32",
+                             "kl_matmul_rows M=61 -> kl_matmul_rows_M96", "kl_matmul_rows M=96 -> kl_matmul_rows_M96",
+                             "rows: M = 97: error as expected: M = 97 (from A's dimension 0) is outside the range 1..96"})
+        EXPECT_NE(log_text().find(line), std::string::npos) << line << "\n" << log_text();
     expect_matches(conv2d(), work / "out", {"conv2d_X", "conv2d_W"}, "conv2d_Y", {kBatch, kOut, kSize, kSize}, kChannels * 9);
     expect_matches(softmax(), work / "out", {"softmax_X"}, "softmax_Y", {kRows, kCols}, kCols);
 }

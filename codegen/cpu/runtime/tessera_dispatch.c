@@ -165,7 +165,10 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
     decode(table, &d);
     int64_t values[TESSERA_DISPATCH_MAX_PARAMS];
     int64_t from_arg[TESSERA_DISPATCH_MAX_PARAMS], from_dim[TESSERA_DISPATCH_MAX_PARAMS];
-    for (int64_t p = 0; p < d.num_params; ++p) values[p] = -1;
+    for (int64_t p = 0; p < d.num_params; ++p) {
+        values[p] = -1;
+        from_arg[p] = from_dim[p] = -1;
+    }
     for (int64_t a = 0; a < d.num_args; ++a) {
         const tessera_buffer_t *buf = (const tessera_buffer_t *)args[a];
         const int64_t *spec = d.args[a];
@@ -178,12 +181,14 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
         if (buf->type_code != spec[2] || buf->type_bits != spec[3])
             return fail(code | TESSERA_ERROR_TYPE, "%s: element type code %d of %d bits, the library takes code %lld of %lld bits",
                         arg_names[a], (int)buf->type_code, (int)buf->type_bits, (long long)spec[2], (long long)spec[3]);
-        int64_t dense = 1;
-        for (int64_t dim = spec[1] - 1; dim >= 0; --dim) {
-            if (buf->strides && buf->shape[dim] != 1 && buf->strides[dim] != dense)
+        /* Unsigned: a caller's huge extents wrap instead of overflowing (the shape check below
+         * refuses them anyway). */
+        uint64_t dense = 1;
+        for (int64_t dim = spec[1] - 1; dim >= 0 && buf->strides; --dim) {
+            if (buf->shape[dim] != 1 && (uint64_t)buf->strides[dim] != dense)
                 return fail(code | TESSERA_ERROR_STRIDES, "%s: dimension %lld has stride %lld; the library takes dense row-major buffers",
                             arg_names[a], (long long)dim, (long long)buf->strides[dim]);
-            dense *= buf->shape[dim];
+            dense *= (uint64_t)buf->shape[dim];
         }
         for (int64_t dim = 0; dim < spec[1]; ++dim) {
             const int64_t param = spec[4 + 2 * dim], extent = buf->shape[dim];
@@ -191,7 +196,7 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
                 if (extent != spec[5 + 2 * dim])
                     return fail(code | TESSERA_ERROR_SHAPE, "%s: dimension %lld is %lld; the library takes %lld", arg_names[a], (long long)dim,
                                 (long long)extent, (long long)spec[5 + 2 * dim]);
-            } else if (values[param] < 0) {
+            } else if (from_arg[param] < 0) { /* unset: a negative extent is a value, refused below */
                 values[param] = extent;
                 from_arg[param] = a;
                 from_dim[param] = dim;
@@ -202,12 +207,16 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
             }
         }
     }
-    for (int64_t p = 0; p < d.num_params; ++p)
+    for (int64_t p = 0; p < d.num_params; ++p) {
+        /* A table whose parameter no buffer carries (write_dispatch_library refuses one). */
+        if (from_arg[p] < 0)
+            return fail(TESSERA_ERROR_SHAPE, "no buffer's extent gives %s, so the library cannot dispatch on it", param_names[p]);
         if (values[p] < d.ranges[2 * p] || values[p] > d.ranges[2 * p + 1]) {
             return fail((int)((from_arg[p] + 1) << 8) | TESSERA_ERROR_SHAPE, "%s = %lld (from %s's dimension %lld) is outside the range %lld..%lld this library serves",
                      param_names[p], (long long)values[p], arg_names[from_arg[p]], (long long)from_dim[p], (long long)d.ranges[2 * p],
                      (long long)d.ranges[2 * p + 1]);
         }
+    }
     const int64_t b = choose(&d, values);
     if (b < 0) return fail(TESSERA_ERROR_SHAPE, "no kernel of the library covers this shape");
     if (last) *last = b;

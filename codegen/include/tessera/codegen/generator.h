@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tessera/codegen/compiled_kernel.h"
+#include "tessera/codegen/shape_dispatch.h"
 #include "tessera/func.h"
 
 namespace tessera {
@@ -41,9 +42,20 @@ struct GeneratedPipeline {
 };
 
 using GeneratorFn = std::function<GeneratedPipeline()>;
+/// A generator of a shape-dispatching library (shape_dispatch.h): the pipeline, with fixed
+/// output shapes, at one value per range (in the ranges' order).
+using RangedGeneratorFn = std::function<GeneratedPipeline(const std::vector<int64_t> &values)>;
 
 /// Registers a generator; a second registration of a name throws tessera::Error.
 void register_generator(const std::string &name, GeneratorFn fn);
+/// Registers a generator whose library serves `ranges`: one entry point taking any shape in
+/// them and dispatching to kernels compiled for the buckets (compile_to_library over ranges).
+///   TESSERA_REGISTER_GENERATOR(mm, {tessera::ShapeRange{"M", 1, 64}}, [](const std::vector<int64_t> &v) {
+///       return tessera::GeneratedPipeline(matmul_of_rows(v[0]), {{v[0], 32}});
+///   });
+/// The driver's range=NAME=LO..HI and buckets=NAME=B1,B2,... arguments (tessera_add_library's
+/// RANGES and BUCKETS) replace a registered range's ends or buckets.
+void register_generator(const std::string &name, std::vector<ShapeRange> ranges, RangedGeneratorFn fn);
 /// The registered names, sorted.
 std::vector<std::string> generator_names();
 /// Runs the generator `name`; throws tessera::Error listing the registered names if unknown.
@@ -52,10 +64,14 @@ GeneratedPipeline run_generator(const std::string &name);
 /// Registers from a static initializer (see TESSERA_REGISTER_GENERATOR).
 struct GeneratorRegistration {
     GeneratorRegistration(const std::string &name, GeneratorFn fn) { register_generator(name, std::move(fn)); }
+    GeneratorRegistration(const std::string &name, std::vector<ShapeRange> ranges, RangedGeneratorFn fn) {
+        register_generator(name, std::move(ranges), std::move(fn));
+    }
 };
 
 /// The generator driver's command line, for drivers of one's own:
-///   <program> -g NAME -o DIR [-f FUNCTION] [target=host] | --list | --help
+///   <program> -g NAME -o DIR [-f FUNCTION] [target=host] [range=P=LO..HI] [buckets=P=B1,B2]
+///             | --list | --help
 /// Writes DIR/lib<FUNCTION>.a and DIR/<FUNCTION>.h (FUNCTION defaults to NAME). Returns the
 /// process exit code; errors are printed as "tessera: error: ...".
 int generator_main(int argc, char **argv);

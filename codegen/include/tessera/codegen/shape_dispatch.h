@@ -17,10 +17,13 @@
 // that with the reference evaluator). The same on the host and on chips (the bucket kernels
 // are ordinary host or chip libraries; chip ones also get <name>_last_report()).
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tessera/codegen/aot.h"
+#include "tessera/func.h"
 #include "tessera/type.h"
 
 namespace tessera {
@@ -68,5 +71,55 @@ LibraryFiles write_dispatch_library(const DispatchTable &table, const std::strin
 
 /// The C header text of a dispatch library.
 std::string dispatch_c_header(const DispatchTable &table);
+
+// ---- Building a dispatch library from a pipeline ------------------------------------------
+
+/// A parameter served as a range lo..hi, and its buckets (empty: dispatch_buckets(lo, hi)).
+struct ShapeRange {
+    std::string name;
+    int64_t lo = 1, hi = 1;
+    std::vector<int64_t> buckets;
+};
+
+/// "lo..hi" -> {lo, hi}; throws tessera::Error naming `where` unless 1 <= lo <= hi.
+std::pair<int64_t, int64_t> parse_dispatch_range(const std::string &text, const std::string &where);
+/// "b1,b2,..." -> the buckets; throws tessera::Error naming `where` for one not a positive integer.
+std::vector<int64_t> parse_dispatch_buckets(const std::string &text, const std::string &where);
+
+/// The buckets of lo..hi when none are listed: every power of two in it, and hi.
+std::vector<int64_t> dispatch_buckets(int64_t lo, int64_t hi);
+
+/// Every combination of the ranges' buckets (the first range varying fastest). Throws
+/// tessera::Error for an empty or malformed range, or buckets outside 1.. that miss its end.
+std::vector<std::vector<int64_t>> bucket_grid(const std::vector<ShapeRange> &ranges);
+
+/// A pipeline at fixed values of the dispatched parameters, with its outputs' shapes. The
+/// padding check runs the reference on `check_inputs` (empty: random values for every Input)
+/// with the tolerance of `reduction_length`.
+struct ShapedPipeline {
+    Pipeline pipeline;
+    std::vector<std::vector<int64_t>> output_shapes;
+    Bindings check_inputs;
+    int64_t reduction_length = 1;
+};
+
+/// Builds the pipeline at one value per range (in the ranges' order).
+using PipelineAtValues = std::function<ShapedPipeline(const std::vector<int64_t> &values)>;
+
+/// The table of a dispatch library without its buckets: the params, and the arguments (the
+/// kernel's inputs then outputs) with the dimensions that follow each parameter, found by
+/// lowering the pipeline at two sets of values. Checks with the reference evaluator that zero
+/// padding leaves the visible results unchanged. Throws tessera::Error naming `name` when a
+/// parameter is no buffer's extent, an extent changes with the parameters without being one of
+/// them, the kernel has scalar parameters, or padding changes the results.
+DispatchTable plan_dispatch_table(const std::string &name, const std::vector<ShapeRange> &ranges, const PipelineAtValues &at);
+
+/// compile_to_library over ranges: one fixed-shape library per bucket of bucket_grid (named
+/// <name>_<param><value>..., in <dir>/<name>.kernels/, each tuned by the tuning database as the
+/// fixed-shape compile_to_library is), tried smallest first, and the dispatching entry point
+/// <dir>/lib<name>.a and <name>.h (write_dispatch_library). A chip `target` builds chip
+/// kernels (and <name>_last_report). `schedule` of the result lists each bucket's schedule.
+LibraryFiles compile_to_library(const PipelineAtValues &at, const std::vector<ShapeRange> &ranges, const std::string &name,
+                                const std::string &dir, const Target &target = Target::host(), const CpuOptions &options = {});
 
 } // namespace tessera
