@@ -46,9 +46,11 @@ std::vector<std::vector<int64_t>> tuned_points(const std::string &op, const std:
             if (eq != std::string::npos) got[word.substr(0, eq)] = word.substr(eq + 1);
         }
         bool same = true;
-        for (const auto &[key, value] : base.params)
+        for (const auto &entry : base.params) {
+            const std::string &key = entry.first; // (clang 14: a lambda cannot capture a structured binding)
             if (std::none_of(params.begin(), params.end(), [&](const DispatchParam &p) { return p.name == key; }))
-                same &= got.count(key) && got[key] == value;
+                same &= got.count(key) && got[key] == entry.second;
+        }
         std::vector<int64_t> ordered;
         for (const DispatchParam &p : params) {
             int64_t v = 0;

@@ -10,7 +10,6 @@
 #include <map>
 #include <optional>
 #include <random>
-#include <ranges>
 #include <set>
 #include <thread>
 
@@ -254,7 +253,9 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             if (!compiled[k].measured) left.push_back(k);
         if (left.empty()) break;
         if (!first_round) {
-            const double lowest = std::ranges::min(left | std::views::transform([&](size_t k) { return compiled[k].estimate.cycles; }));
+            // (a plain loop: clang 14's ranges reject views::transform over libstdc++ 12's vector)
+            double lowest = compiled[left.front()].estimate.cycles;
+            for (size_t k : left) lowest = std::min(lowest, double(compiled[k].estimate.cycles));
             if (lowest * (1 - worst_overestimate - kStopMargin) >= double(result.best_cycles)) break;
         }
         std::stable_sort(left.begin(), left.end(), [&](size_t a, size_t b) {
