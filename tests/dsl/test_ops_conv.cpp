@@ -169,6 +169,12 @@ TEST(OpsConv2d, Errors) {
     o = {};
     o.padding = {-1};
     EXPECT_OPS_ERROR(ops::conv2d(I, Wok, o), "ops::conv2d", "padding -1");
+    // Found by fuzz_op_words (UBSan): top + bottom of a padding near 2^31 overflowed int.
+    o.padding = {1627446635};
+    EXPECT_OPS_ERROR(ops::conv2d(I, Wok, o), "ops::conv2d", "padding 1627446635 must be in 0..16777216");
+    o = {};
+    o.dilation = {1 << 30, 1};
+    EXPECT_OPS_ERROR(ops::conv2d(I, Wok, o), "ops::conv2d", "dilation 1073741824 must be in 1..16777216");
     o = {};
     o.layout = ops::Layout::NHWC;
     o.name = "nhwc";

@@ -27,6 +27,10 @@ inline constexpr int64_t kMaxTensorBytes = int64_t(1) << 32;
 /// The most dimensions of a tensor read from a .npy file (NumPy's own NPY_MAXDIMS before 2.0).
 inline constexpr int kMaxRank = 32;
 
+/// The largest padding, stride or dilation of a windowed op (conv, pool): far beyond any extent
+/// it could apply to, small enough that two paddings plus an extent stay within int32.
+inline constexpr int kMaxWindowParameter = 1 << 24;
+
 /// The deepest nesting of arrays and objects in a JSON document we read (targets, schedules).
 /// Our formats nest at most 6 deep; the limit keeps nlohmann's recursive printing and
 /// destruction of a value far from the stack's end.

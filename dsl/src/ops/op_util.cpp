@@ -6,6 +6,7 @@
 
 #include "tessera/boundary.h"
 #include "tessera/ir_operator.h"
+#include "tessera/limits.h"
 
 namespace tessera::internal::oputil {
 
@@ -190,12 +191,13 @@ Expr window_extent(const Expr &in, int pad_total, const Expr &kernel, int dilati
 
 void check_window(const std::array<int, 2> &stride, const std::array<int, 2> &dilation, const ops::Padding2d &padding,
                   const std::string &op, const std::string &name) {
+    const std::string most = std::to_string(limits::kMaxWindowParameter);
     for (int s : stride)
-        if (s < 1) fail(op, name, "stride " + std::to_string(s) + " must be >= 1");
+        if (s < 1 || s > limits::kMaxWindowParameter) fail(op, name, "stride " + std::to_string(s) + " must be in 1.." + most);
     for (int d : dilation)
-        if (d < 1) fail(op, name, "dilation " + std::to_string(d) + " must be >= 1");
+        if (d < 1 || d > limits::kMaxWindowParameter) fail(op, name, "dilation " + std::to_string(d) + " must be in 1.." + most);
     for (int p : {padding.top, padding.left, padding.bottom, padding.right})
-        if (p < 0) fail(op, name, "padding " + std::to_string(p) + " must be >= 0");
+        if (p < 0 || p > limits::kMaxWindowParameter) fail(op, name, "padding " + std::to_string(p) + " must be in 0.." + most);
 }
 
 
