@@ -15,8 +15,9 @@
 #include <thread>
 
 #include "chip_constraints.h"
+#include "chip_loop_nest_constraints.h"
+#include "chip_loop_nest_space.h"
 #include "chip_cost_model.h"
-#include "host_search_space.h"
 #include "learned_cost_model.h"
 #include "parallel_for.h"
 #include "rank_statistics.h"
@@ -24,6 +25,7 @@
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/error.h"
+#include "tessera/internal/function.h"
 #include "tessera/tuning_db.h"
 #include "tessera/tuning_replay.h"
 #include "tessera/workload.h"
@@ -173,26 +175,46 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
                     candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
                 }
     } else {
-        // The vector / loop-nest path: the loop knobs of the host space at the chip's lanes.
-        const HostSearchSpace space(pipeline, chip.lanes(chipsim::DType::FP32), output_shapes);
-        const int64_t size = std::min<int64_t>(space.size(), 4096);
-        for (int64_t i = 0; i < size; ++i) {
-            const Candidate c = space.nth(i);
+        // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
+        // producer is computed, reduction splits; a row block in the lanes Z3 refuses before
+        // compiling. Candidates whose directives are another's (a knob that means nothing
+        // unless another is set) are one candidate.
+        const Func out = pipeline.outputs().at(0);
+        const ChipLoopNestSpace space(pipeline, chip.vector_bytes, output_shapes);
+        const ChipLoopNestConstraints constraints(chip, out.contents()->type.bytes());
+        std::set<std::string> seen;
+        if (library) seen.insert(library->to_json());
+        std::set<std::string> reasons;
+        for (const Candidate &c : space.candidates(4096, options.seed)) {
+            if (const std::optional<std::string> why = constraints.why_infeasible(space.lane_row_block(c))) {
+                ++result.generated;
+                ++result.proven_infeasible;
+                if (reasons.insert(*why).second) result.infeasible_reasons.push_back(space.describe(c) + ": " + *why);
+                continue;
+            }
             try {
                 space.apply(c, pipeline);
             } catch (const Error &) {
+                ++result.generated;
                 ++result.infeasible;
                 continue;
             }
+            if (!seen.insert(pipeline.schedule().to_json()).second) continue;
             ++result.generated;
             candidates.push_back({pipeline.schedule(), space.describe(c)});
         }
+        const size_t population = size_t(std::max(options.population, options.budget));
+        if (candidates.size() > population) candidates.resize(population);
+        // No library schedule (a pipeline written by hand): the chip's default rule, the empty
+        // schedule, is the baseline measured first.
+        if (!library && !candidates.empty() && candidates.front().schedule == Schedule{}) library_measured = true;
     }
     result.space_size = int64_t(candidates.size());
-    // Beyond a population, a seeded shuffle picks the ones compiled (the library stays first).
+    // Beyond a population, a seeded shuffle picks the matmul candidates compiled (the library
+    // stays first); the loop-nest space lists its own nearest the default first.
     const size_t first_free = library_measured ? 1 : 0;
     const size_t population = size_t(std::max(options.population, options.budget));
-    if (candidates.size() > population) {
+    if (candidates.size() > population && product) {
         std::mt19937_64 rng(options.seed);
         std::shuffle(candidates.begin() + std::ptrdiff_t(first_free), candidates.end(), rng);
         candidates.resize(population);
