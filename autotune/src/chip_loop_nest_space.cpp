@@ -179,11 +179,22 @@ std::vector<Candidate> ChipLoopNestSpace::candidates(size_t limit, uint64_t seed
             add(c);
         }
     }
+    std::erase_if(all, [&](const Candidate &c) { return !coherent(c); });
     std::shuffle(all.begin(), all.end(), rng);
     auto changed = [](const Candidate &c) { return std::count_if(c.begin(), c.end(), [](int v) { return v != 0; }); };
     std::stable_sort(all.begin(), all.end(), [&](const Candidate &x, const Candidate &y) { return changed(x) < changed(y); });
     if (all.size() > limit) all.resize(limit);
     return all;
+}
+
+bool ChipLoopNestSpace::coherent(const Candidate &c) const {
+    for (const ProducerPlan &pp : producers_) {
+        const std::string &where = text(c, pp.compute);
+        if (where.rfind("at ", 0) != 0) continue;
+        for (const ProducerPlan &other : producers_)
+            if (other.func == where.substr(3) && other.pure && c[size_t(other.compute)] == 0) return false;
+    }
+    return true;
 }
 
 std::string ChipLoopNestSpace::describe(const Candidate &c) const {
@@ -235,9 +246,6 @@ void ChipLoopNestSpace::apply(const Candidate &c, const Pipeline &pipeline) cons
         if (where == "root" && pp.pure) f.compute_root();
         if (where.rfind("at ", 0) == 0) {
             const Func consumer = func_named(pipeline, where.substr(3));
-            for (const ProducerPlan &other : producers_)
-                if (other.func == consumer.name() && other.pure && c[size_t(other.compute)] == 0)
-                    throw Error("autotune: " + pp.func + " cannot be computed at " + consumer.name() + ", which is inlined");
             f.compute_at(consumer, VarOrRVar(consumer.name() == output_ ? row_loop : consumer.contents()->args.front()));
         }
         if (const int64_t b = number(c, pp.row_block); b > 0 && root) {

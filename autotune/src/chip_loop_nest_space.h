@@ -38,6 +38,9 @@ public:
     /// within each count (the same seed, the same list): the few-knob changes the backend
     /// most often takes are compiled before the many-knob ones.
     std::vector<Candidate> candidates(size_t limit, uint64_t seed) const;
+    /// False where a producer is computed at a Func the candidate inlines (no loop to be
+    /// computed at): such a combination is no candidate, candidates() leaves it out.
+    bool coherent(const Candidate &c) const;
     /// "out.vector=rows/32 sum_squares.compute=at out": what a person reads.
     std::string describe(const Candidate &c) const;
     /// The candidate's row block of the output with the rows in the lanes (0: none), and the

@@ -203,15 +203,15 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             ++result.generated;
             candidates.push_back({pipeline.schedule(), space.describe(c)});
         }
-        const size_t population = size_t(std::max(options.population, options.budget));
-        if (candidates.size() > population) candidates.resize(population);
         // No library schedule (a pipeline written by hand): the chip's default rule, the empty
         // schedule, is the baseline measured first.
         if (!library && !candidates.empty() && candidates.front().schedule == Schedule{}) library_measured = true;
     }
     result.space_size = int64_t(candidates.size());
     // Beyond a population, a seeded shuffle picks the matmul candidates compiled (the library
-    // stays first); the loop-nest space lists its own nearest the default first.
+    // stays first; Z3 approved them, so each compiles). The loop-nest space lists its own,
+    // nearest the default first, and the backend refuses many of those cheaply: they are
+    // compiled in that order until a population compiles.
     const size_t first_free = library_measured ? 1 : 0;
     const size_t population = size_t(std::max(options.population, options.budget));
     if (candidates.size() > population && product) {
@@ -230,7 +230,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         bool measured = false;
     };
     std::vector<Compiled> compiled;
-    for (size_t i = 0; i < candidates.size() && !out_of_time(); ++i) {
+    for (size_t i = 0; i < candidates.size() && compiled.size() < population && !out_of_time(); ++i) {
         pipeline.set_schedule(candidates[i].schedule);
         try {
             ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
