@@ -42,6 +42,10 @@ using Clock = std::chrono::steady_clock;
 /// a candidate is still worth simulating: the ranking stops short of it only beyond.
 constexpr double kStopMargin = 0.02;
 
+/// Compiled candidates in a row whose program was another's, after which the search stops
+/// compiling: the knobs do not reach this pipeline's program.
+constexpr int kSameProgramRun = 64;
+
 /// A candidate: a schedule and what a person reads about it.
 struct ChipCandidate {
     Schedule schedule;
@@ -230,10 +234,27 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         bool measured = false;
     };
     std::vector<Compiled> compiled;
+    std::set<size_t> programs; ///< hashes of the compiled programs' assembly
+    int same_in_a_row = 0;
+    bool stopped_compiling = false; ///< candidates were left uncompiled by the run above
     for (size_t i = 0; i < candidates.size() && compiled.size() < population && !out_of_time(); ++i) {
         pipeline.set_schedule(candidates[i].schedule);
         try {
             ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
+            // A knob the compiler ignores here (a library vector op tiles itself) leaves the
+            // program as another candidate's: the same program is one candidate, simulated once.
+            if (!programs.insert(std::hash<std::string>{}(program.assembly)).second) {
+                ++result.same_program;
+                // Candidates come nearest the default first: when a run of them changes
+                // nothing, the compiler ignores these knobs here and the rest would change
+                // nothing either.
+                if (++same_in_a_row >= kSameProgramRun) {
+                    stopped_compiling = i + 1 < candidates.size();
+                    break;
+                }
+                continue;
+            }
+            same_in_a_row = 0;
             program.assembly.clear(); // for people; the tuner keeps only the schedule
             compiled.push_back({i, std::move(program), {}});
         } catch (const Error &) {
@@ -333,7 +354,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
     }
     size_t measured_count = 0;
     for (const Compiled &c : compiled) measured_count += c.measured;
-    result.exhaustive = measured_count == compiled.size();
+    result.exhaustive = measured_count == compiled.size() && !stopped_compiling;
     // The models' accuracy on the sampled trials, with the predictions made before measuring.
     for (const char *name : {"analytic", "learned"}) {
         std::vector<double> predicted, seconds;
