@@ -241,9 +241,10 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         pipeline.set_schedule(candidates[i].schedule);
         try {
             ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
-            // A knob the compiler ignores here (a library vector op tiles itself) leaves the
-            // program as another candidate's: the same program is one candidate, simulated once.
-            if (!programs.insert(std::hash<std::string>{}(program.assembly)).second) {
+            // A loop knob the compiler ignores here (a library vector op tiles itself) leaves
+            // the program as another candidate's: the same program is one candidate, simulated
+            // once. (Matmul candidates are Z3's models, each measured for what it says.)
+            if (!product && !programs.insert(std::hash<std::string>{}(program.assembly)).second) {
                 ++result.same_program;
                 // Candidates come nearest the default first: when a run of them changes
                 // nothing, the compiler ignores these knobs here and the rest would change
