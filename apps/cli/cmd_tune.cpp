@@ -83,6 +83,7 @@ int tune(const TuneCliOptions &o) {
             j["bound"]["limiter"] = r.bound_limiter;
             j["counts"]["proven_infeasible"] = r.proven_infeasible;
             j["counts"]["approved_but_refused"] = r.approved_but_refused;
+            j["counts"]["same_program"] = r.same_program;
             j["infeasible_reasons"] = r.infeasible_reasons;
         }
         nlohmann::json models = nlohmann::json::array();

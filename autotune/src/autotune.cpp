@@ -140,12 +140,12 @@ std::string TuneResult::to_string() const {
                       "best: %lld cycles (%s)%s\n"
                       "problem bound %.0f cycles (%s): best at %.2fx the bound\n"
                       "space %lld candidates%s; generated %d, proven infeasible by Z3 %d, refused by the backend %d "
-                      "(of them approved by Z3: %d), measured %d, wrong %d\n",
+                      "(of them approved by Z3: %d), the same program as another %d, measured %d, wrong %d\n",
                       (long long)best_cycles, best_candidate.c_str(),
                       library_cycles > 0 ? (", library schedule " + std::to_string(library_cycles) + " cycles").c_str() : "",
                       bound_cycles, bound_limiter.c_str(), gap_to_bound(), (long long)space_size,
                       exhaustive ? " (searched exhaustively)" : "", generated, proven_infeasible, infeasible, approved_but_refused,
-                      measured, wrong);
+                      same_program, measured, wrong);
         s += line;
         const size_t shown = std::min<size_t>(infeasible_reasons.size(), 4);
         for (size_t i = 0; i < shown; ++i) s += "infeasible: " + infeasible_reasons[i] + "\n";

@@ -14,8 +14,9 @@
 #include <thread>
 
 #include "chip_constraints.h"
+#include "chip_loop_nest_constraints.h"
+#include "chip_loop_nest_space.h"
 #include "chip_cost_model.h"
-#include "host_search_space.h"
 #include "learned_cost_model.h"
 #include "parallel_for.h"
 #include "rank_statistics.h"
@@ -23,6 +24,7 @@
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/error.h"
+#include "tessera/internal/function.h"
 #include "tessera/tuning_db.h"
 #include "tessera/tuning_replay.h"
 #include "tessera/workload.h"
@@ -38,6 +40,10 @@ using Clock = std::chrono::steady_clock;
 /// Below the best measured by this fraction more than the analytic model's worst overestimate,
 /// a candidate is still worth simulating: the ranking stops short of it only beyond.
 constexpr double kStopMargin = 0.02;
+
+/// Compiled candidates in a row whose program was another's, after which the search stops
+/// compiling: the knobs do not reach this pipeline's program.
+constexpr int kSameProgramRun = 64;
 
 /// A candidate: a schedule and what a person reads about it.
 struct ChipCandidate {
@@ -172,26 +178,46 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
                     candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
                 }
     } else {
-        // The vector / loop-nest path: the loop knobs of the host space at the chip's lanes.
-        const HostSearchSpace space(pipeline, chip.lanes(chipsim::DType::FP32), output_shapes);
-        const int64_t size = std::min<int64_t>(space.size(), 4096);
-        for (int64_t i = 0; i < size; ++i) {
-            const Candidate c = space.nth(i);
+        // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
+        // producer is computed, reduction splits; a row block in the lanes Z3 refuses before
+        // compiling. Candidates whose directives are another's (a knob that means nothing
+        // unless another is set) are one candidate.
+        const Func out = pipeline.outputs().at(0);
+        const ChipLoopNestSpace space(pipeline, chip.vector_bytes, output_shapes);
+        const ChipLoopNestConstraints constraints(chip, out.contents()->type.bytes());
+        std::set<std::string> seen;
+        if (library) seen.insert(library->to_json());
+        std::set<std::string> reasons;
+        for (const Candidate &c : space.candidates(4096, options.seed)) {
+            if (const std::optional<std::string> why = constraints.why_infeasible(space.lane_row_block(c))) {
+                ++result.generated;
+                ++result.proven_infeasible;
+                if (reasons.insert(*why).second) result.infeasible_reasons.push_back(space.describe(c) + ": " + *why);
+                continue;
+            }
             try {
                 space.apply(c, pipeline);
             } catch (const Error &) {
+                ++result.generated;
                 ++result.infeasible;
                 continue;
             }
+            if (!seen.insert(pipeline.schedule().to_json()).second) continue;
             ++result.generated;
             candidates.push_back({pipeline.schedule(), space.describe(c)});
         }
+        // No library schedule (a pipeline written by hand): the chip's default rule, the empty
+        // schedule, is the baseline measured first.
+        if (!library && !candidates.empty() && candidates.front().schedule == Schedule{}) library_measured = true;
     }
     result.space_size = int64_t(candidates.size());
-    // Beyond a population, a seeded shuffle picks the ones compiled (the library stays first).
+    // Beyond a population, a seeded shuffle picks the matmul candidates compiled (the library
+    // stays first; Z3 approved them, so each compiles). The loop-nest space lists its own,
+    // nearest the default first, and the backend refuses many of those cheaply: they are
+    // compiled in that order until a population compiles.
     const size_t first_free = library_measured ? 1 : 0;
     const size_t population = size_t(std::max(options.population, options.budget));
-    if (candidates.size() > population) {
+    if (candidates.size() > population && product) {
         std::mt19937_64 rng(options.seed);
         std::shuffle(candidates.begin() + std::ptrdiff_t(first_free), candidates.end(), rng);
         candidates.resize(population);
@@ -207,10 +233,28 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         bool measured = false;
     };
     std::vector<Compiled> compiled;
-    for (size_t i = 0; i < candidates.size() && !out_of_time(); ++i) {
+    std::set<size_t> programs; ///< hashes of the compiled programs' assembly
+    int same_in_a_row = 0;
+    bool stopped_compiling = false; ///< candidates were left uncompiled by the run above
+    for (size_t i = 0; i < candidates.size() && compiled.size() < population && !out_of_time(); ++i) {
         pipeline.set_schedule(candidates[i].schedule);
         try {
             ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
+            // A loop knob the compiler ignores here (a library vector op tiles itself) leaves
+            // the program as another candidate's: the same program is one candidate, simulated
+            // once. (Matmul candidates are Z3's models, each measured for what it says.)
+            if (!product && !programs.insert(std::hash<std::string>{}(program.assembly)).second) {
+                ++result.same_program;
+                // Candidates come nearest the default first: when a run of them changes
+                // nothing, the compiler ignores these knobs here and the rest would change
+                // nothing either.
+                if (++same_in_a_row >= kSameProgramRun) {
+                    stopped_compiling = i + 1 < candidates.size();
+                    break;
+                }
+                continue;
+            }
+            same_in_a_row = 0;
             program.assembly.clear(); // for people; the tuner keeps only the schedule
             compiled.push_back({i, std::move(program), {}});
         } catch (const Error &) {
@@ -312,7 +356,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
     }
     size_t measured_count = 0;
     for (const Compiled &c : compiled) measured_count += c.measured;
-    result.exhaustive = measured_count == compiled.size();
+    result.exhaustive = measured_count == compiled.size() && !stopped_compiling;
     // The models' accuracy on the sampled trials, with the predictions made before measuring.
     for (const char *name : {"analytic", "learned"}) {
         std::vector<double> predicted, seconds;

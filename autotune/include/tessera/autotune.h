@@ -125,6 +125,9 @@ struct TuneResult {
     std::vector<std::string> infeasible_reasons;
     /// Chips: candidates Z3 approved that the backend still refused (Z3's misses; 0 expected).
     int approved_but_refused = 0;
+    /// Chips: candidates whose program was one compiled already (directives the compiler
+    /// ignores there): neither ranked nor measured.
+    int same_program = 0;
     double gap_to_bound() const { return bound_seconds > 0 ? best_seconds / bound_seconds : 0; }
     /// One entry per model: "analytic", then "learned".
     std::vector<CostModelAccuracy> model_accuracy;
