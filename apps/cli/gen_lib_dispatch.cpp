@@ -112,10 +112,11 @@ DispatchPlan plan_dispatch(const std::string &op, const std::map<std::string, st
         plan.params.push_back({name, r.lo, r.hi});
         shape_ranges.push_back({name, r.lo, r.hi, r.buckets});
     }
-    const DispatchTable table = plan_dispatch_table(op, shape_ranges, [&](const std::vector<int64_t> &values) {
+    const PipelineAtValues at = [&](const std::vector<int64_t> &values) {
         const ops::OpInstance o = op_at(op, fixed, plan.params, values);
         return ShapedPipeline{o.pipeline, o.output_shapes, o.random_inputs(7), o.reduction_length};
-    });
+    };
+    const DispatchTable table = plan_dispatch_table(op, shape_ranges, at);
     plan.arguments = table.arguments;
     // Every combination of the parameters' buckets, then the tuned shapes.
     for (const std::vector<int64_t> &values : bucket_grid(shape_ranges)) plan.buckets.push_back({values, false});
@@ -123,7 +124,10 @@ DispatchPlan plan_dispatch(const std::string &op, const std::map<std::string, st
         for (const std::vector<int64_t> &point : tuned_points(op, fixed, plan.params, target, *db)) {
             auto it = std::find_if(plan.buckets.begin(), plan.buckets.end(), [&](const PlannedBucket &b) { return b.values == point; });
             if (it != plan.buckets.end()) it->tuned_point = true;
-            else plan.buckets.push_back({point, true});
+            else {
+                verify_dispatch_extents(op, table, point, at(point)); // the grid's are verified by the plan
+                plan.buckets.push_back({point, true});
+            }
         }
     return plan;
 }

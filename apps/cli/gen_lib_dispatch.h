@@ -43,8 +43,9 @@ struct DispatchPlan {
 /// Plans the dispatch of `op` with `fixed` parameters over `ranges`: the buckets (each range's
 /// own, else the powers of two in lo..hi and hi; every combination of them; plus every shape in
 /// range that `db` holds a record for on `target`), and the arguments' dimensions that follow
-/// each parameter (a parameter must be a buffer extent itself). Checks with the reference
-/// evaluator that zero padding leaves the results unchanged. Throws tessera::Error otherwise.
+/// each parameter (scale * value + offset, plan_dispatch_table's maps, verified at every
+/// bucket). Checks with the reference evaluator that zero padding leaves the results
+/// unchanged. Throws tessera::Error otherwise.
 DispatchPlan plan_dispatch(const std::string &op, const std::map<std::string, std::string> &fixed,
                            const std::map<std::string, ParamRange> &ranges, const Target &target, const TuningDatabase *db);
 

@@ -4,6 +4,7 @@
 // into one archive, and its header.
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -33,6 +34,9 @@ extern const size_t embedded_buffer_abi_h_size;
 namespace {
 
 constexpr size_t kMaxArguments = 8, kMaxDimensions = 8, kMaxParams = 8; // tessera_dispatch.c's limits
+// Bounds on an extent's map (real ones are 1..4 and a few window sizes); with the buckets'
+// extents checked below, the runtime's scale * bucket + offset cannot overflow.
+constexpr int64_t kMaxScale = 1 << 16, kMaxOffset = int64_t(1) << 40;
 
 void check_table(const DispatchTable &t) {
     const std::string where = "dispatch library '" + t.name + "': ";
@@ -42,8 +46,25 @@ void check_table(const DispatchTable &t) {
     for (const DispatchArgument &a : t.arguments) {
         if (a.param.size() != a.extent.size() || a.param.empty() || a.param.size() > kMaxDimensions)
             throw Error(where + "argument " + a.name + " needs 1 to 8 dimensions, each a parameter or an extent");
-        for (int p : a.param)
+        if ((!a.scale.empty() && a.scale.size() != a.param.size()) || (!a.offset.empty() && a.offset.size() != a.param.size()))
+            throw Error(where + "argument " + a.name + " needs a scale and an offset per dimension, or none");
+        for (size_t d = 0; d < a.param.size(); ++d) {
+            const int p = a.param[d];
             if (p >= int(t.params.size())) throw Error(where + "argument " + a.name + " names a parameter the table lacks");
+            if (p < 0) continue;
+            // The runtime inverts the map and pads up to the bucket: it must grow with the value.
+            if (a.scale_of(d) < 1 || a.scale_of(d) > kMaxScale || std::abs(a.offset_of(d)) > kMaxOffset)
+                throw Error(where + "argument " + a.name + "'s dimension " + std::to_string(d) + " (" + dispatch_extent_text(t, a, d) +
+                            ") needs a scale of 1 to " + std::to_string(kMaxScale) + " and an offset of at most " + std::to_string(kMaxOffset));
+            if (a.extent_at(d, [&] {
+                    std::vector<int64_t> lo;
+                    for (const DispatchParam &q : t.params) lo.push_back(q.lo);
+                    return lo;
+                }()) < 1)
+                throw Error(where + "argument " + a.name + "'s dimension " + std::to_string(d) + " (" + dispatch_extent_text(t, a, d) +
+                            ") is below 1 at " + t.params[size_t(p)].name + " = " + std::to_string(t.params[size_t(p)].lo) +
+                            "; start the range higher");
+        }
     }
     // The entry point reads each parameter from the buffers' extents.
     for (size_t p = 0; p < t.params.size(); ++p) {
@@ -51,8 +72,17 @@ void check_table(const DispatchTable &t) {
         for (const DispatchArgument &a : t.arguments) carried |= std::count(a.param.begin(), a.param.end(), int(p)) > 0;
         if (!carried) throw Error(where + "parameter " + t.params[p].name + " is no argument's extent");
     }
-    for (const DispatchBucket &b : t.buckets)
+    for (const DispatchBucket &b : t.buckets) {
         if (b.values.size() != t.params.size()) throw Error(where + "kernel " + b.kernel + " has no value for every parameter");
+        for (const DispatchArgument &a : t.arguments)
+            for (size_t d = 0; d < a.param.size(); ++d) {
+                int64_t extent = 0;
+                if (a.param[d] >= 0 && (__builtin_mul_overflow(a.scale_of(d), b.values[size_t(a.param[d])], &extent) ||
+                                        __builtin_add_overflow(extent, a.offset_of(d), &extent)))
+                    throw Error(where + "kernel " + b.kernel + ": " + a.name + "'s dimension " + std::to_string(d) + " (" +
+                                dispatch_extent_text(t, a, d) + ") overflows");
+            }
+    }
     // The corner of the range needs a bucket covering it; then every call in range has one.
     for (size_t p = 0; p < t.params.size(); ++p) {
         bool covered = false;
@@ -71,7 +101,10 @@ std::vector<int64_t> encode_table(const DispatchTable &t) {
     for (const DispatchParam &p : t.params) v.insert(v.end(), {p.lo, p.hi});
     for (const DispatchArgument &a : t.arguments) {
         v.insert(v.end(), {a.is_output ? 1 : 0, int64_t(a.param.size()), int64_t(static_cast<int>(a.type.code())), int64_t(a.type.bits())});
-        for (size_t d = 0; d < a.param.size(); ++d) v.insert(v.end(), {int64_t(a.param[d]), a.param[d] < 0 ? a.extent[d] : 0});
+        for (size_t d = 0; d < a.param.size(); ++d) {
+            if (a.param[d] < 0) v.insert(v.end(), {-1, 0, a.extent[d]});
+            else v.insert(v.end(), {int64_t(a.param[d]), a.scale_of(d), a.offset_of(d)});
+        }
     }
     for (const DispatchBucket &b : t.buckets) v.insert(v.end(), b.values.begin(), b.values.end());
     return v;
@@ -161,6 +194,15 @@ std::string read_file(const std::string &path) {
 
 } // namespace
 
+std::string dispatch_extent_text(const DispatchTable &table, const DispatchArgument &argument, size_t dim) {
+    if (argument.param[dim] < 0) return std::to_string(argument.extent[dim]);
+    const int64_t scale = argument.scale_of(dim), offset = argument.offset_of(dim);
+    const size_t p = size_t(argument.param[dim]);
+    std::string text = (scale != 1 ? std::to_string(scale) + "*" : "") + (p < table.params.size() ? table.params[p].name : "?");
+    if (offset != 0) text += (offset < 0 ? " - " : " + ") + std::to_string(offset < 0 ? -offset : offset);
+    return text;
+}
+
 std::string dispatch_c_header(const DispatchTable &t) {
     std::string upper;
     for (char c : t.name) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
@@ -172,11 +214,11 @@ std::string dispatch_c_header(const DispatchTable &t) {
     h << "\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
     h << "/* " << t.name << ": " << t.description << ", for every shape in\n *  ";
     for (size_t p = 0; p < t.params.size(); ++p) h << (p ? ", " : " ") << t.params[p].name << " = " << t.params[p].lo << ".." << t.params[p].hi;
-    h << "\n * (the values are read from the buffers' extents). Arguments, in order:\n";
+    h << "\n * (the values are read from the buffers' extents: from the first argument carrying each, the\n"
+      << " * others must agree). Arguments, in order:\n";
     for (const DispatchArgument &a : t.arguments) {
         h << " *   " << a.name << ": " << (a.is_output ? "output" : "input") << " buffer, " << a.type.to_string() << " [";
-        for (size_t d = 0; d < a.param.size(); ++d)
-            h << (d ? ", " : "") << (a.param[d] >= 0 ? t.params[size_t(a.param[d])].name : std::to_string(a.extent[d]));
+        for (size_t d = 0; d < a.param.size(); ++d) h << (d ? ", " : "") << dispatch_extent_text(t, a, d);
         h << "]\n";
     }
     h << " * A call goes to the first kernel below whose bucket covers it (every value <= the\n"

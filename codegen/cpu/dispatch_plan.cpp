@@ -180,39 +180,111 @@ std::vector<std::vector<int64_t>> bucket_grid(const std::vector<ShapeRange> &ran
     }
 }
 
+namespace {
+
+/// The kernel's buffers at `values`: names, kinds, types and constant shapes.
+struct LoweredShapes {
+    std::vector<DispatchArgument> buffers; ///< name, is_output, type; extent = the shape
+    bool has_params = false;
+};
+
+LoweredShapes lowered_shapes(const std::string &name, const ShapedPipeline &shaped) {
+    const LoweredModule m = lower(shaped.pipeline, Target::host(), shaped.output_shapes);
+    LoweredShapes out;
+    out.has_params = !m.params.empty();
+    for (const auto &[buffer, is_output] : buffers_of(m)) {
+        DispatchArgument a;
+        a.name = buffer->name;
+        a.is_output = is_output;
+        a.type = buffer->type;
+        a.extent = constant_shape(*buffer, name);
+        out.buffers.push_back(a);
+    }
+    return out;
+}
+
+std::string values_text(const std::vector<DispatchParam> &params, const std::vector<int64_t> &values) {
+    std::string text;
+    for (size_t p = 0; p < params.size(); ++p) text += (p ? ", " : "") + params[p].name + " = " + std::to_string(values[p]);
+    return text;
+}
+
+} // namespace
+
+void verify_dispatch_extents(const std::string &name, const DispatchTable &table, const std::vector<int64_t> &values,
+                             const ShapedPipeline &shaped) {
+    const LoweredShapes got = lowered_shapes(name, shaped);
+    const std::string where = name + " at " + values_text(table.params, values) + ": ";
+    if (got.buffers.size() != table.arguments.size()) throw Error(where + "the kernel has other buffers than at other values of its ranges");
+    for (size_t i = 0; i < got.buffers.size(); ++i) {
+        const DispatchArgument &a = table.arguments[i];
+        const std::vector<int64_t> &shape = got.buffers[i].extent;
+        if (got.buffers[i].name != a.name || shape.size() != a.param.size())
+            throw Error(where + "buffer " + got.buffers[i].name + " differs from " + a.name + " at other values of the ranges");
+        for (size_t d = 0; d < shape.size(); ++d)
+            if (shape[d] != a.extent_at(d, values))
+                throw Error(where + "dimension " + std::to_string(d) + " of " + a.name + " is " + std::to_string(shape[d]) + ", not " +
+                            dispatch_extent_text(table, a, d) + " = " + std::to_string(a.extent_at(d, values)) +
+                            (a.param[d] >= 0 ? "; it is not an affine function of " + table.params[size_t(a.param[d])].name +
+                                                   ", so the library cannot serve a range of it"
+                                             : ""));
+    }
+}
+
 DispatchTable plan_dispatch_table(const std::string &name, const std::vector<ShapeRange> &ranges, const PipelineAtValues &at) {
     DispatchTable table;
     table.name = name;
     for (const ShapeRange &r : ranges) table.params.push_back({r.name, r.lo, r.hi});
-    // Which extents follow which parameter: the kernel lowered at two sets of distinct values.
-    auto probe = [&](int64_t first) {
-        std::vector<int64_t> v;
-        for (size_t p = 0; p < ranges.size(); ++p) v.push_back(first + 2 * int64_t(p));
-        return v;
-    };
-    const std::vector<int64_t> v1 = probe(1009), v2 = probe(1031);
-    const ShapedPipeline p1 = at(v1), p2 = at(v2);
-    const LoweredModule m1 = lower(p1.pipeline, Target::host(), p1.output_shapes), m2 = lower(p2.pipeline, Target::host(), p2.output_shapes);
-    const auto b1 = buffers_of(m1), b2 = buffers_of(m2);
-    if (!m1.params.empty()) throw Error(name + ": a kernel with scalar parameters cannot be dispatched over shapes");
-    if (b1.size() != b2.size()) throw Error(name + ": the pipeline has other buffers at other values of its ranges");
-    for (size_t i = 0; i < b1.size(); ++i) {
-        DispatchArgument a;
-        a.name = b1[i].first->name;
-        a.is_output = b1[i].second;
-        a.type = b1[i].first->type;
-        const std::vector<int64_t> s1 = constant_shape(*b1[i].first, name), s2 = constant_shape(*b2[i].first, name);
-        if (s1.size() != s2.size()) throw Error(name + ": buffer " + a.name + " has other dimensions at other values of the ranges");
-        for (size_t d = 0; d < s1.size(); ++d) {
+    // Which extents follow which parameter, and how: the kernel lowered at distinct values far
+    // from any fixed extent, then with one parameter at a time moved by an even and an odd
+    // step (an odd one shows up a stride-2 window's floor division).
+    constexpr int64_t kEvenStep = 22, kOddStep = 23;
+    std::vector<int64_t> base;
+    for (size_t p = 0; p < ranges.size(); ++p) base.push_back(1009 + 2 * int64_t(p));
+    const LoweredShapes at_base = lowered_shapes(name, at(base));
+    if (at_base.has_params) throw Error(name + ": a kernel with scalar parameters cannot be dispatched over shapes");
+    std::vector<std::pair<LoweredShapes, LoweredShapes>> moved; // per parameter: +even, +odd
+    for (size_t p = 0; p < ranges.size(); ++p) {
+        std::vector<int64_t> even = base, odd = base;
+        even[p] += kEvenStep;
+        odd[p] += kOddStep;
+        moved.emplace_back(lowered_shapes(name, at(even)), lowered_shapes(name, at(odd)));
+        for (const LoweredShapes *other : {&moved.back().first, &moved.back().second}) {
+            if (other->buffers.size() != at_base.buffers.size())
+                throw Error(name + ": the pipeline has other buffers at other values of its ranges");
+            for (size_t i = 0; i < other->buffers.size(); ++i)
+                if (other->buffers[i].extent.size() != at_base.buffers[i].extent.size())
+                    throw Error(name + ": buffer " + at_base.buffers[i].name + " has other dimensions at other values of the ranges");
+        }
+    }
+    for (size_t i = 0; i < at_base.buffers.size(); ++i) {
+        DispatchArgument a = at_base.buffers[i];
+        const std::vector<int64_t> shape = a.extent;
+        a.extent.clear();
+        for (size_t d = 0; d < shape.size(); ++d) {
             int param = -1;
-            for (size_t p = 0; p < ranges.size(); ++p)
-                if (s1[d] == v1[p] && s2[d] == v2[p]) param = int(p);
-            if (param < 0 && s1[d] != s2[d])
-                throw Error(name + ": dimension " + std::to_string(d) + " of " + a.name +
-                            " changes with the dispatched parameters but is none of them; only a parameter that is a buffer extent "
-                            "can be a range");
+            int64_t scale = 0, offset = shape[d];
+            for (size_t p = 0; p < ranges.size(); ++p) {
+                const int64_t even = moved[p].first.buffers[i].extent[d], odd = moved[p].second.buffers[i].extent[d];
+                if (even == shape[d] && odd == shape[d]) continue;
+                const std::string dimension = "dimension " + std::to_string(d) + " of " + a.name;
+                if (param >= 0)
+                    throw Error(name + ": " + dimension + " changes with both " + ranges[size_t(param)].name + " and " + ranges[p].name +
+                                "; an extent may follow one dispatched parameter only");
+                param = int(p);
+                scale = (even - shape[d]) / kEvenStep;
+                offset = shape[d] - scale * base[p];
+                if ((even - shape[d]) % kEvenStep != 0 || scale < 1 || odd != scale * (base[p] + kOddStep) + offset)
+                    throw Error(name + ": " + dimension + " is not scale * " + ranges[p].name + " + offset with an integer scale >= 1 (it is " +
+                                std::to_string(shape[d]) + ", " + std::to_string(even) + ", " + std::to_string(odd) + " at " + ranges[p].name +
+                                " = " + std::to_string(base[p]) + ", " + std::to_string(base[p] + kEvenStep) + ", " +
+                                std::to_string(base[p] + kOddStep) + "; a stride above 1?), so the library cannot serve a range of " +
+                                ranges[p].name + "; list its values instead");
+            }
             a.param.push_back(param);
-            a.extent.push_back(param < 0 ? s1[d] : 0);
+            a.extent.push_back(param < 0 ? shape[d] : 0);
+            a.scale.push_back(param < 0 ? 1 : scale);
+            a.offset.push_back(param < 0 ? 0 : offset);
         }
         table.arguments.push_back(a);
     }
@@ -220,6 +292,19 @@ DispatchTable plan_dispatch_table(const std::string &name, const std::vector<Sha
         bool used = false;
         for (const DispatchArgument &a : table.arguments) used |= std::count(a.param.begin(), a.param.end(), int(p)) > 0;
         if (!used) throw Error(name + ": parameter " + ranges[p].name + " is no buffer's extent, so it cannot be a range");
+    }
+    // The maps hold where the library runs: at every bucket and at the ranges' start.
+    std::vector<std::vector<int64_t>> checked = bucket_grid(ranges);
+    checked.push_back({});
+    for (const ShapeRange &r : ranges) checked.back().push_back(r.lo);
+    for (const std::vector<int64_t> &values : checked) {
+        for (const DispatchArgument &a : table.arguments)
+            for (size_t d = 0; d < a.param.size(); ++d)
+                if (a.extent_at(d, values) < 1)
+                    throw Error(name + ": dimension " + std::to_string(d) + " of " + a.name + " (" + dispatch_extent_text(table, a, d) +
+                                ") is " + std::to_string(a.extent_at(d, values)) + " at " + values_text(table.params, values) +
+                                "; start the range higher");
+        verify_dispatch_extents(name, table, values, at(values));
     }
     check_padding(name, ranges, at);
     return table;

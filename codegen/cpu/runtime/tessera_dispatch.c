@@ -10,8 +10,10 @@
  *   num_args, num_params, num_buckets,
  *   per param: lo, hi,
  *   per argument: is_output, dimensions, type_code, type_bits, then per dimension
- *                 (param index, 0) or (-1, fixed extent),
- *   per bucket: one value per param. */
+ *                 (param index, scale, offset): extent = scale * value + offset, scale >= 1,
+ *                 or (-1, 0, fixed extent),
+ *   per bucket: one value per param.
+ * A parameter's value is read from the first buffer carrying it by inverting its map. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -72,9 +74,18 @@ static void decode(const int64_t *t, table_t *d) {
     const int64_t *p = d->ranges + 2 * d->num_params;
     for (int64_t a = 0; a < d->num_args; ++a) {
         d->args[a] = p;
-        p += 4 + 2 * p[1];
+        p += 4 + 3 * p[1];
     }
     d->buckets = p;
+}
+
+/* "H", "H - 2", "2*M + 1": the map scale * name + offset in words, for messages. */
+static void map_text(char *text, size_t size, int64_t scale, int64_t offset, const char *name) {
+    char scaled[48] = "";
+    if (scale != 1) snprintf(scaled, sizeof scaled, "%lld*", (long long)scale);
+    if (offset == 0) snprintf(text, size, "%s%s", scaled, name);
+    else snprintf(text, size, "%s%s %c %llu", scaled, name, offset < 0 ? '-' : '+',
+                  offset < 0 ? 0ull - (unsigned long long)offset : (unsigned long long)offset);
 }
 
 /* The bucket for these param values: the first in the table that covers them, or -1. */
@@ -191,19 +202,36 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
             dense *= (uint64_t)buf->shape[dim];
         }
         for (int64_t dim = 0; dim < spec[1]; ++dim) {
-            const int64_t param = spec[4 + 2 * dim], extent = buf->shape[dim];
+            const int64_t param = spec[4 + 3 * dim], scale = spec[5 + 3 * dim], offset = spec[6 + 3 * dim], extent = buf->shape[dim];
+            char map[96];
             if (param < 0) {
-                if (extent != spec[5 + 2 * dim])
+                if (extent != offset)
                     return fail(code | TESSERA_ERROR_SHAPE, "%s: dimension %lld is %lld; the library takes %lld", arg_names[a], (long long)dim,
-                                (long long)extent, (long long)spec[5 + 2 * dim]);
+                                (long long)extent, (long long)offset);
             } else if (from_arg[param] < 0) { /* unset: a negative extent is a value, refused below */
-                values[param] = extent;
+                int64_t difference = 0;
+                if (__builtin_sub_overflow(extent, offset, &difference) || difference % scale != 0) {
+                    map_text(map, sizeof map, scale, offset, param_names[param]);
+                    return fail(code | TESSERA_ERROR_SHAPE, "%s: dimension %lld is %lld, which is %s for no integer %s", arg_names[a],
+                                (long long)dim, (long long)extent, map, param_names[param]);
+                }
+                values[param] = difference / scale;
                 from_arg[param] = a;
                 from_dim[param] = dim;
-            } else if (values[param] != extent) {
-                return fail(code | TESSERA_ERROR_SHAPE, "%s: dimension %lld is %lld but %s's dimension %lld makes %s %lld", arg_names[a],
-                         (long long)dim, (long long)extent, arg_names[from_arg[param]], (long long)from_dim[param], param_names[param],
-                         (long long)values[param]);
+            } else {
+                int64_t expected = 0;
+                const int overflow = __builtin_mul_overflow(scale, values[param], &expected) || __builtin_add_overflow(expected, offset, &expected);
+                if (overflow || expected != extent) {
+                    char so[160] = "";
+                    if (scale != 1 || offset != 0) {
+                        map_text(map, sizeof map, scale, offset, param_names[param]);
+                        if (overflow) snprintf(so, sizeof so, ", so %s overflows", map);
+                        else snprintf(so, sizeof so, ", so it must be %lld (%s)", (long long)expected, map);
+                    }
+                    return fail(code | TESSERA_ERROR_SHAPE, "%s: dimension %lld is %lld but %s's dimension %lld makes %s %lld%s", arg_names[a],
+                                (long long)dim, (long long)extent, arg_names[from_arg[param]], (long long)from_dim[param], param_names[param],
+                                (long long)values[param], so);
+                }
             }
         }
     }
@@ -240,8 +268,8 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
             size_t elements = 1;
             grown[a] = 0;
             for (int64_t dim = 0; dim < spec[1]; ++dim) {
-                const int64_t param = spec[4 + 2 * dim];
-                shapes[a][dim] = param < 0 ? spec[5 + 2 * dim] : bucket[param];
+                const int64_t param = spec[4 + 3 * dim];
+                shapes[a][dim] = param < 0 ? spec[6 + 3 * dim] : spec[5 + 3 * dim] * bucket[param] + spec[6 + 3 * dim];
                 elements *= (size_t)shapes[a][dim];
                 grown[a] |= shapes[a][dim] != buf->shape[dim];
             }

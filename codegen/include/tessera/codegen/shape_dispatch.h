@@ -6,9 +6,12 @@
 //   const char *mm_error_message(int code);
 //   const char *mm_dispatch(const int64_t *values); // the kernel a shape goes to, or NULL
 //
-// The entry point reads the dispatched parameters (M, say) from the buffers' extents, checks
-// that every buffer agrees and that each value lies in its range (else TESSERA_ERROR_SHAPE
-// with a message naming the parameter and the range), and calls the first kernel of the
+// The entry point reads the dispatched parameters (M, say) from the buffers' extents, each an
+// affine function scale * M + offset of one parameter (M itself, or H - 2 for the output of an
+// unpadded 3x3 convolution, 2 * M for a concatenation), inverting the map (an extent that no
+// integer value maps to is refused), checks that every buffer agrees and that each value lies
+// in its range (else TESSERA_ERROR_SHAPE with a message naming the argument, the parameter and
+// the range), and calls the first kernel of the
 // table whose bucket covers the call (every value <= the bucket's). When the bucket is larger
 // than the call it PADS: the inputs it enlarges are copied with zeros into buffers of the
 // bucket's shape (per-thread scratch buffers, kept and grown as needed), the kernel runs on
@@ -34,14 +37,23 @@ struct DispatchParam {
     int64_t lo = 1, hi = 1;
 };
 
-/// One argument of the entry point: per dimension, the index of the DispatchParam that is its
-/// extent, or -1 and the fixed extent.
+/// One argument of the entry point: per dimension, the index of the DispatchParam its extent
+/// follows (extent = scale * value + offset), or -1 and the fixed extent.
 struct DispatchArgument {
     std::string name;
     bool is_output = false;
     Type type;
     std::vector<int> param;
-    std::vector<int64_t> extent;
+    std::vector<int64_t> extent; ///< the fixed extent where param is -1 (ignored elsewhere)
+    std::vector<int64_t> scale;  ///< per dimension following a parameter, >= 1; empty: all 1
+    std::vector<int64_t> offset; ///< per dimension following a parameter; empty: all 0
+
+    int64_t scale_of(size_t dim) const { return scale.empty() ? 1 : scale[dim]; }
+    int64_t offset_of(size_t dim) const { return offset.empty() ? 0 : offset[dim]; }
+    /// Dimension `dim`'s extent when the parameters have `values`.
+    int64_t extent_at(size_t dim, const std::vector<int64_t> &values) const {
+        return param[dim] < 0 ? extent[dim] : scale_of(dim) * values[size_t(param[dim])] + offset_of(dim);
+    }
 };
 
 /// One specialised kernel: its library (built by compile_to_library) and its bucket.
@@ -66,8 +78,12 @@ struct DispatchTable {
 /// Writes <dir>/lib<name>.a (the entry point, the dispatch runtime and every bucket's
 /// library, merged) and <dir>/<name>.h (the entry point, its ranges, the table and the error
 /// codes). Throws tessera::Error for an inconsistent table (no bucket, a range no bucket
-/// covers, more than 8 arguments, dimensions or parameters) or on I/O failure.
+/// covers, more than 8 arguments, dimensions or parameters, a scale below 1, an extent below 1
+/// at the range's start) or on I/O failure.
 LibraryFiles write_dispatch_library(const DispatchTable &table, const std::string &dir, const CpuOptions &options = {});
+
+/// Dimension `dim` of `argument` in words: "64", "M", "H - 2", "2*M + 1".
+std::string dispatch_extent_text(const DispatchTable &table, const DispatchArgument &argument, size_t dim);
 
 /// The C header text of a dispatch library.
 std::string dispatch_c_header(const DispatchTable &table);
@@ -107,12 +123,20 @@ struct ShapedPipeline {
 using PipelineAtValues = std::function<ShapedPipeline(const std::vector<int64_t> &values)>;
 
 /// The table of a dispatch library without its buckets: the params, and the arguments (the
-/// kernel's inputs then outputs) with the dimensions that follow each parameter, found by
-/// lowering the pipeline at two sets of values. Checks with the reference evaluator that zero
-/// padding leaves the visible results unchanged. Throws tessera::Error naming `name` when a
-/// parameter is no buffer's extent, an extent changes with the parameters without being one of
-/// them, the kernel has scalar parameters, or padding changes the results.
+/// kernel's inputs then outputs) with the dimensions that follow each parameter and their
+/// affine maps (scale * value + offset), found by lowering the pipeline with one parameter
+/// changed at a time and verified at every bucket of bucket_grid(ranges) and at each range's
+/// start. Checks with the reference evaluator that zero padding leaves the visible results
+/// unchanged. Throws tessera::Error naming `name` and the parameter when a parameter is no
+/// buffer's extent, an extent changes with two parameters or is not scale * value + offset with
+/// an integer scale >= 1 (a stride-2 pooling's (H - k) / 2 + 1), the kernel has scalar
+/// parameters, or padding changes the results.
 DispatchTable plan_dispatch_table(const std::string &name, const std::vector<ShapeRange> &ranges, const PipelineAtValues &at);
+
+/// Checks that the kernel `shaped` (the pipeline at `values`) has the extents `table`'s maps
+/// give there; throws tessera::Error naming `name`, the buffer and the parameter otherwise.
+void verify_dispatch_extents(const std::string &name, const DispatchTable &table, const std::vector<int64_t> &values,
+                             const ShapedPipeline &shaped);
 
 /// compile_to_library over ranges: one fixed-shape library per bucket of bucket_grid (named
 /// <name>_<param><value>..., in <dir>/<name>.kernels/, each tuned by the tuning database as the
