@@ -455,6 +455,130 @@ TEST(CliGenLib, OneEntryPointDispatchesEveryShapeOfARangeOnHostAndChipLikeTheRef
     }
 }
 
+namespace {
+
+/// A consumer of a dispatching unpadded 3x3 convolution (N = 1, C = O = 4, W = 8, int8, H a
+/// range): the output has H - 2 rows, so the entry point derives H from X (or from the
+/// output) and crops. For each H on the command line it reads X_<H>.bin and W.bin and writes
+/// Y_<H>.bin; then calls whose X and output disagree.
+const char *kConvConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "conv.h"
+
+static void *slurp(const char *path, size_t bytes) {
+    FILE *f = fopen(path, "rb");
+    void *p = malloc(bytes);
+    if (!f || fread(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
+    fclose(f);
+    return p;
+}
+static tessera_buffer_t buf(void *data, const int64_t *shape, uint8_t code, uint8_t bits) {
+    tessera_buffer_t b;
+    memset(&b, 0, sizeof b);
+    b.data = data; b.shape = shape; b.dimensions = 4; b.type_code = code; b.type_bits = bits;
+    return b;
+}
+int main(int argc, char **argv) {
+    const char *dir = argv[1];
+    char path[4096];
+    const int64_t w_shape[4] = {4, 4, 3, 3};
+    snprintf(path, sizeof path, "%s/W.bin", dir);
+    tessera_buffer_t W = buf(slurp(path, 4 * 4 * 3 * 3), w_shape, TESSERA_TYPE_INT, 8);
+    for (int i = 2; i < argc; ++i) {
+        const int64_t h = atoll(argv[i]);
+        const int64_t x_shape[4] = {1, 4, h, 8}, y_shape[4] = {1, 4, h - 2, 6};
+        snprintf(path, sizeof path, "%s/X_%lld.bin", dir, (long long)h);
+        tessera_buffer_t X = buf(slurp(path, (size_t)(4 * h * 8)), x_shape, TESSERA_TYPE_INT, 8);
+        tessera_buffer_t Y = buf(calloc((size_t)(4 * (h - 2) * 6), 4), y_shape, TESSERA_TYPE_INT, 32);
+        int code = conv(&X, &W, &Y);
+        if (code) { fprintf(stderr, "conv H=%lld: %s\n", (long long)h, conv_error_message(code)); return 1; }
+        printf("H=%lld -> %s\n", (long long)h, conv_dispatch(&h));
+        snprintf(path, sizeof path, "%s/Y_%lld.bin", dir, (long long)h);
+        FILE *f = fopen(path, "wb");
+        fwrite(Y.data, 4, (size_t)(4 * (h - 2) * 6), f);
+        fclose(f);
+        free(X.data); free(Y.data);
+    }
+    int8_t x[4 * 40 * 8] = {0};
+    int32_t y[4 * 40 * 6];
+    const int64_t x10[4] = {1, 4, 10, 8}, y9[4] = {1, 4, 9, 6}, y10[4] = {1, 4, 10, 6}, x40[4] = {1, 4, 40, 8}, y38[4] = {1, 4, 38, 6};
+    tessera_buffer_t X = buf(x, x10, TESSERA_TYPE_INT, 8), Y = buf(y, y9, TESSERA_TYPE_INT, 32);
+    int code = conv(&X, &W, &Y);
+    printf("X10/Y9: kind %d, argument %d: %s\n", TESSERA_ERROR_KIND(code), code >> 8, conv_error_message(code));
+    Y.shape = y10;
+    code = conv(&X, &W, &Y);
+    printf("X10/Y10: kind %d, argument %d: %s\n", TESSERA_ERROR_KIND(code), code >> 8, conv_error_message(code));
+    X.shape = x40; Y.shape = y38;
+    code = conv(&X, &W, &Y);
+    printf("X40/Y38: kind %d, argument %d: %s\n", TESSERA_ERROR_KIND(code), code >> 8, conv_error_message(code));
+    free(W.data);
+    return 0;
+}
+)";
+
+} // namespace
+
+TEST(CliGenLib, AConvolutionWhoseOutputIsHMinus2DispatchesEveryHOnHostAndChipLikeTheReference) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    write_text(dir / "spec.json", R"({"name": "cl", "kernels": [{"op": "conv2d", "name": "conv",
+        "params": {"N": 1, "C": 4, "O": 4, "W": 8, "pad": 0, "dtype": "int8", "H": "8..32"}, "targets": ["host", "tsp-mini"]}]})");
+    write_text(dir / "consumer.c", kConvConsumer);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --repeats 1");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    EXPECT_NE(read_text(dir / "lib" / "host" / "conv.h").find("conv2d: output buffer, int32 [1, 4, H - 2, 6]"), std::string::npos);
+
+    // Every bucket (8, 16, 32: the powers of two and the end), the shapes next to them, between.
+    const std::vector<int64_t> hs = {8, 9, 12, 15, 16, 17, 24, 31, 32};
+    std::map<std::string, std::string> params = {{"N", "1"}, {"C", "4"}, {"O", "4"}, {"W", "8"}, {"pad", "0"}, {"dtype", "int8"}};
+    params["H"] = "8";
+    const Bindings w_only = ops::build_op("conv2d", params).random_inputs(3);
+    const Buffer<> w = w_only[0].name == "W" ? w_only[0].buffer : w_only[1].buffer;
+    write_raw(dir / "W.bin", w);
+    std::map<int64_t, Buffer<>> expected;
+    for (int64_t h : hs) {
+        params["H"] = std::to_string(h);
+        const ops::OpInstance op = ops::build_op("conv2d", params);
+        Bindings in = op.random_inputs(40 + uint64_t(h));
+        for (Binding &binding : in)
+            if (binding.name == "W") binding.buffer = w;
+        write_raw(dir / ("X_" + std::to_string(h) + ".bin"), in[0].name == "X" ? in[0].buffer : in[1].buffer);
+        expected.emplace(h, evaluate_reference(op.pipeline, op.output_shapes, in)[0]);
+    }
+    for (const std::string target : {"host", "tsp-mini"}) {
+        SCOPED_TRACE(target);
+        const fs::path lib = dir / "lib" / target;
+        const std::string program = (dir / ("conv_" + target)).string();
+        const CommandResult cc = tessera_test::run_command(
+            "cc -std=c11 -Wall -Werror '" + (dir / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" TESSERA_SOURCE_DIR
+            "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR "/codegen/include' '" + (lib / "libconv.a").string() + "' -L'" TESSERA_BINARY_DIR
+            "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" +
+            (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+        ASSERT_EQ(cc.status, 0) << cc.err;
+        std::string args;
+        for (int64_t h : hs) args += " " + std::to_string(h);
+        const CommandResult run = tessera_test::run_command("'" + program + "' '" + dir.string() + "'" + args);
+        ASSERT_EQ(run.status, 0) << run.err << run.out;
+        for (const auto &[h, want] : expected) {
+            const Buffer<> y = read_raw<int32_t>(dir / ("Y_" + std::to_string(h) + ".bin"), Int(32), {1, 4, h - 2, 6});
+            const Comparison cmp = compare(y, want, Tolerance::for_type(Int(32)));
+            EXPECT_TRUE(cmp.equal) << "H=" << h << ": " << cmp.message; // int8 convolution: exact
+        }
+        EXPECT_NE(run.out.find("H=9 -> conv_H16\n"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("H=17 -> conv_H32\n"), std::string::npos) << run.out;
+        EXPECT_NE(run.out.find("H=8 -> conv_H8\n"), std::string::npos) << run.out;
+        // X says H = 10, so the output must have 8 rows: the output (argument 3) is named.
+        EXPECT_NE(run.out.find("X10/Y9: kind 4, argument 3: conv2d: dimension 2 is 9 but X's dimension 2 makes H 10, so it must be 8 (H - 2)"),
+                  std::string::npos)
+            << run.out;
+        EXPECT_NE(run.out.find("X10/Y10: kind 4, argument 3: conv2d: dimension 2 is 10 but X's dimension 2 makes H 10, so it must be 8"),
+                  std::string::npos)
+            << run.out;
+        EXPECT_NE(run.out.find("X40/Y38: kind 4, argument 1: H = 40 (from X's dimension 2) is outside the range 8..32"), std::string::npos)
+            << run.out;
+    }
+}
+
 TEST(CliGenLib, DispatchTableTakesTheTunedShapesAndRecordsOfTheDatabase) {
     const fs::path dir = tessera_test::unique_temp_dir();
     const std::string db_path = (dir / "tuning.db").string();
@@ -519,9 +643,16 @@ TEST(CliGenLib, BadRangesAreClearErrors) {
     const CommandResult softmax = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
     EXPECT_EQ(softmax.status, 1);
     EXPECT_NE(softmax.err.find("padding cols with zeros changes the results"), std::string::npos) << softmax.err;
-    // An unpadded 3x3 convolution's output height is H - 2: not an extent the entry point can read H from.
-    write_text(dir / "spec.json", R"({"kernels": [{"op": "conv2d", "params": {"C": 4, "O": 4, "W": 8, "pad": 0, "H": "4..8"}}]})");
+    // A stride-2 pooling's output height is (H - 2) / 2 + 1: no affine map gives H back from it.
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "max_pool2d", "params": {"C": 4, "W": 8, "stride": 2, "H": "4..8"}}]})");
+    const CommandResult pool = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    EXPECT_EQ(pool.status, 1);
+    EXPECT_NE(pool.err.find("max_pool2d: dimension 2 of max_pool2d is not scale * H + offset with an integer scale >= 1"), std::string::npos)
+        << pool.err;
+    EXPECT_NE(pool.err.find("cannot serve a range of H"), std::string::npos) << pool.err;
+    // A range whose start leaves an unpadded 3x3 convolution no output row.
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "conv2d", "params": {"C": 4, "O": 4, "W": 8, "pad": 0, "H": "2..8"}}]})");
     const CommandResult conv = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
     EXPECT_EQ(conv.status, 1);
-    EXPECT_NE(conv.err.find("changes with the dispatched parameters but is none of them"), std::string::npos) << conv.err;
+    EXPECT_NE(conv.err.find("dimension 2 of conv2d (H - 2) is 0 at H = 2; start the range higher"), std::string::npos) << conv.err;
 }
