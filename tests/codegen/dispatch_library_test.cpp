@@ -70,6 +70,26 @@ TEST(DispatchTable, AnArgumentNamingAMissingParameterIsRefused) {
     expect_refused(t, "argument C names a parameter the table lacks");
 }
 
+TEST(DispatchTable, AnAffineMapTheRuntimeCannotInvertOrPadIsRefused) {
+    DispatchTable t = table_of_two_buckets();
+    t.arguments[1].scale = {0, 1};
+    t.arguments[1].offset = {3, 0};
+    expect_refused(t, "argument C's dimension 0 (0*M + 3) needs a scale of 1 to 65536");
+    t = table_of_two_buckets();
+    t.arguments[1].scale = {2};
+    expect_refused(t, "argument C needs a scale and an offset per dimension, or none");
+    t = table_of_two_buckets();
+    t.arguments[1].scale = {1, 1};
+    t.arguments[1].offset = {-2, 0}; // M - 2 is -1 at the range's start M = 1
+    expect_refused(t, "argument C's dimension 0 (M - 2) is below 1 at M = 1; start the range higher");
+    t = table_of_two_buckets();
+    t.params[0].hi = int64_t(1) << 62;
+    t.buckets.back().values = {int64_t(1) << 62};
+    t.arguments[1].scale = {4, 1};
+    t.arguments[1].offset = {0, 0};
+    expect_refused(t, "kernel f_M16: C's dimension 0 (4*M) overflows");
+}
+
 /// C[m, 16] = A[m, 8] · B[8, 16], float32.
 ShapedPipeline matmul_of_rows(int64_t m) {
     Input A(Float(32), {m, 8}, "A"), B(Float(32), {8, 16}, "B");
@@ -197,6 +217,99 @@ TEST(DispatchLibrary, CompileToLibraryOverARangeServesAChipLikeTheReference) {
         const Comparison c = compare(got, expected, Tolerance::for_type(Int(32)));
         EXPECT_TRUE(c.equal) << c.message;
     }
+}
+
+/// U[2m, 8] = A[m, 8] with every row twice (nearest-neighbour upsampling of rows), int32: an
+/// output extent of 2*M.
+ShapedPipeline upsampled_rows(int64_t m) {
+    Input A(Int(32), {m, 8}, "A");
+    Var i("i"), j("j");
+    Func U("U");
+    U(i, j) = A(i / 2, j);
+    return {Pipeline(U), {{2 * m, 8}}, {}, 1};
+}
+
+/// Extents that depend on two dispatched parameters: C[m + n, 8] = A[m, 8] stacked on B[n, 8].
+ShapedPipeline stacked_rows(int64_t m, int64_t n) {
+    Input A(Int(32), {m, 8}, "A"), B(Int(32), {n, 8}, "B");
+    return {Pipeline(ops::concat({A, B}, 0).func()), {{m + n, 8}}, {}, 1};
+}
+
+TEST(DispatchLibrary, PlanFindsEachExtentsAffineMapAndRefusesOneOfTwoParameters) {
+    const DispatchTable t = plan_dispatch_table("up", {{"M", 1, 16, {}}}, [](const std::vector<int64_t> &v) { return upsampled_rows(v[0]); });
+    ASSERT_EQ(t.arguments.size(), 2u);
+    EXPECT_EQ(t.arguments[0].param, (std::vector<int>{0, -1}));
+    EXPECT_EQ(t.arguments[0].scale_of(0), 1);
+    EXPECT_EQ(t.arguments[1].param, (std::vector<int>{0, -1}));
+    EXPECT_EQ(t.arguments[1].scale_of(0), 2);
+    EXPECT_EQ(t.arguments[1].offset_of(0), 0);
+    EXPECT_EQ(dispatch_extent_text(t, t.arguments[1], 0), "2*M");
+    EXPECT_NE(dispatch_c_header(t).find("U: output buffer, int32 [2*M, 8]"), std::string::npos) << dispatch_c_header(t);
+    expect_error_with(
+        [] {
+            plan_dispatch_table("st", {{"M", 1, 8, {}}, {"N", 1, 8, {}}},
+                                [](const std::vector<int64_t> &v) { return stacked_rows(v[0], v[1]); });
+        },
+        "st: dimension 0 of concat changes with both M and N; an extent may follow one dispatched parameter only");
+    // Stacking on the padded dimension moves B's rows: the reference check refuses it.
+    expect_error_with(
+        [] { plan_dispatch_table("st", {{"M", 1, 8, {}}}, [](const std::vector<int64_t> &v) { return stacked_rows(v[0], v[0]); }); },
+        "st: padding M with zeros changes the results");
+}
+
+/// A consumer of the dispatching `up` (U = A with every row twice, M = 1..16): for each M on
+/// the command line, A of a fixed pattern, U checked row by row; then a U that disagrees with A.
+const char *kUpsampleConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "up.h"
+static tessera_buffer_t buf(void *data, const int64_t *shape) {
+    tessera_buffer_t b;
+    memset(&b, 0, sizeof b);
+    b.data = data; b.shape = shape; b.dimensions = 2; b.type_code = TESSERA_TYPE_INT; b.type_bits = 32;
+    return b;
+}
+int main(int argc, char **argv) {
+    int32_t a[16 * 8], u[32 * 8];
+    for (int i = 0; i < 16 * 8; ++i) a[i] = i * 3 + 1;
+    for (int i = 1; i < argc; ++i) {
+        const int64_t m = atoll(argv[i]), a_shape[2] = {m, 8}, u_shape[2] = {2 * m, 8};
+        tessera_buffer_t A = buf(a, a_shape), U = buf(u, u_shape);
+        memset(u, 0, sizeof u);
+        const int code = up(&A, &U);
+        if (code) { fprintf(stderr, "M=%lld: %s\n", (long long)m, up_error_message(code)); return 1; }
+        for (int64_t r = 0; r < 2 * m; ++r)
+            for (int c = 0; c < 8; ++c)
+                if (u[r * 8 + c] != a[(r / 2) * 8 + c]) { fprintf(stderr, "M=%lld: U[%lld][%d] is %d\n", (long long)m, (long long)r, c, u[r * 8 + c]); return 1; }
+        printf("M=%lld -> %s\n", (long long)m, up_dispatch(&m));
+    }
+    const int64_t a3[2] = {3, 8}, u7[2] = {7, 8};
+    tessera_buffer_t A = buf(a, a3), U = buf(u, u7);
+    const int code = up(&A, &U);
+    printf("A3/U7: kind %d, argument %d: %s\n", TESSERA_ERROR_KIND(code), code >> 8, up_error_message(code));
+    return 0;
+}
+)";
+
+TEST(DispatchLibrary, AnOutputOfTwiceTheParameterIsPaddedAndCroppedOnTheHost) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const LibraryFiles files = compile_to_library([](const std::vector<int64_t> &v) { return upsampled_rows(v[0]); }, {{"M", 1, 16, {4, 16}}},
+                                                  "up", (dir / "lib").string());
+    {
+        std::ofstream f(dir / "consumer.c");
+        f << kUpsampleConsumer;
+    }
+    const std::string program = (dir / "consumer").string();
+    const tessera_test::CommandResult cc = tessera_test::run_command(
+        "cc -std=c11 -Wall -Werror '" + (dir / "consumer.c").string() + "' -I'" + (dir / "lib").string() + "' '" + files.library +
+        "' -lpthread -lm -o '" + program + "'" + (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+    ASSERT_EQ(cc.status, 0) << cc.err;
+    const tessera_test::CommandResult run = tessera_test::run_command("'" + program + "' 1 3 4 5 15 16");
+    ASSERT_EQ(run.status, 0) << run.err << run.out;
+    EXPECT_NE(run.out.find("M=3 -> up_M4\nM=4 -> up_M4\nM=5 -> up_M16\n"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("A3/U7: kind 4, argument 2: U: dimension 0 is 7 but A's dimension 0 makes M 3, so it must be 6 (2*M)"),
+              std::string::npos)
+        << run.out;
 }
 
 TESSERA_REGISTER_GENERATOR(test_rows, {ShapeRange{"M", 1, 16, {}}}, [](const std::vector<int64_t> &v) {

@@ -125,8 +125,8 @@ using PipelineAtValues = std::function<ShapedPipeline(const std::vector<int64_t>
 /// The table of a dispatch library without its buckets: the params, and the arguments (the
 /// kernel's inputs then outputs) with the dimensions that follow each parameter and their
 /// affine maps (scale * value + offset), found by lowering the pipeline with one parameter
-/// changed at a time and verified at every bucket of bucket_grid(ranges) and at each range's
-/// start. Checks with the reference evaluator that zero padding leaves the visible results
+/// changed at a time and verified at every bucket of bucket_grid(ranges); every extent must be
+/// at least 1 at the ranges' start. Checks with the reference evaluator that zero padding leaves the visible results
 /// unchanged. Throws tessera::Error naming `name` and the parameter when a parameter is no
 /// buffer's extent, an extent changes with two parameters or is not scale * value + offset with
 /// an integer scale >= 1 (a stride-2 pooling's (H - k) / 2 + 1), the kernel has scalar
