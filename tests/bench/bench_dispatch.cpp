@@ -7,12 +7,18 @@
 //   padded      the entry point at a shape between buckets (M = 48 -> the M = 64 kernel,
 //               M = 384 -> 512): the zero-padded copies of the inputs and the cropped output
 //               on top of the larger kernel — compare with `direct` of that bucket.
+// And a derived extent: an unpadded 3x3 fp32 conv2d (N = 1, C = O = 16, W = 32) over
+// H = 8..64 (buckets 32, 64), whose output has H - 2 rows: the entry point derives H from X,
+// checks the output's H - 2 and crops it (conv_direct / conv_dispatch at H = 64, conv_padded
+// at H = 48 -> the H = 64 kernel).
 // The ratios dispatch / direct and padded / direct are the figures (README, "Shape dispatch").
 #include <benchmark/benchmark.h>
 
 #include <cstring>
 #include <vector>
 
+#include "conv.h"
+#include "conv_H64.h"
 #include "mm_large.h"
 #include "mm_large_M1.h"
 #include "mm_large_M512.h"
@@ -72,6 +78,39 @@ BENCHMARK_CAPTURE(run, large_M1_dispatch, mm_large, 1, 256, 256)->UseRealTime();
 BENCHMARK_CAPTURE(run, large_M512_direct, mm_large_M512, 512, 256, 256)->UseRealTime();
 BENCHMARK_CAPTURE(run, large_M512_dispatch, mm_large, 512, 256, 256)->UseRealTime();
 BENCHMARK_CAPTURE(run, large_M384_padded, mm_large, 384, 256, 256)->UseRealTime();
+
+/// conv over fp32 X[1, 16, h, 32] and W[16, 16, 3, 3] into Y[1, 16, h - 2, 30].
+void run_conv(benchmark::State &state, Kernel kernel, int64_t h) {
+    const int64_t x_shape[4] = {1, 16, h, 32}, w_shape[4] = {16, 16, 3, 3}, y_shape[4] = {1, 16, h - 2, 30};
+    std::vector<float> x(size_t(16 * h * 32), 0.5f), w(16 * 16 * 9, 0.25f), y(size_t(16 * (h - 2) * 30));
+    auto buffer = [](void *data, const int64_t *shape) {
+        tessera_buffer_t t;
+        std::memset(&t, 0, sizeof t);
+        t.data = data;
+        t.shape = shape;
+        t.dimensions = 4;
+        t.type_code = TESSERA_TYPE_FLOAT;
+        t.type_bits = 32;
+        return t;
+    };
+    const tessera_buffer_t X = buffer(x.data(), x_shape), W = buffer(w.data(), w_shape);
+    tessera_buffer_t Y = buffer(y.data(), y_shape);
+    for (auto _ : state) {
+        if (kernel(&X, &W, &Y) != 0) {
+            state.SkipWithError("the kernel returned an error");
+            return;
+        }
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+    }
+    state.counters["GFLOP/s"] = benchmark::Counter(2.0 * double(16 * (h - 2) * 30 * 16 * 9), benchmark::Counter::kIsIterationInvariantRate,
+                                                   benchmark::Counter::kIs1000);
+}
+
+// Derived extent: the output is H - 2.
+BENCHMARK_CAPTURE(run_conv, conv_H64_direct, conv_H64, 64)->UseRealTime();
+BENCHMARK_CAPTURE(run_conv, conv_H64_dispatch, conv, 64)->UseRealTime();
+BENCHMARK_CAPTURE(run_conv, conv_H48_padded, conv, 48)->UseRealTime();
 
 } // namespace
 

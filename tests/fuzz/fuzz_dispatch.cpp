@@ -1,7 +1,8 @@
 // The shape-dispatch runtime (codegen/cpu/runtime/tessera_dispatch.c), compiled into this target
 // with the sanitizers: a dispatch table of the kind write_dispatch_library accepts and a call's
 // buffer descriptors, both from the input. The runtime must answer every call with a code, never
-// a crash; a call whose buffers are all well-formed and agree, with every parameter in range,
+// a crash; a call whose buffers are all well-formed and agree (each extent that follows a
+// parameter an affine map scale * value + offset of it), with every parameter in range,
 // must reach the first kernel (in table order) whose bucket covers it, that kernel must see
 // buffers of exactly its bucket's shape (inputs zero-padded), and the caller's outputs must hold
 // the corner of what it wrote. A kernel's own failure code must come back unchanged.
@@ -49,6 +50,7 @@ struct Argument {
     int dims = 1, type_code = TESSERA_TYPE_INT, type_bits = 32;
     std::array<int, kMax> param{};      ///< -1: fixed
     std::array<int64_t, kMax> extent{}; ///< when fixed
+    std::array<int64_t, kMax> scale{}, offset{}; ///< when following a parameter
 };
 
 struct Table {
@@ -60,7 +62,10 @@ struct Table {
         for (auto [lo, hi] : ranges) v.insert(v.end(), {lo, hi});
         for (const Argument &a : args) {
             v.insert(v.end(), {a.is_output ? 1 : 0, a.dims, a.type_code, a.type_bits});
-            for (int d = 0; d < a.dims; ++d) v.insert(v.end(), {a.param[size_t(d)], a.param[size_t(d)] < 0 ? a.extent[size_t(d)] : 0});
+            for (size_t d = 0; d < size_t(a.dims); ++d) {
+                if (a.param[d] < 0) v.insert(v.end(), {-1, 0, a.extent[d]});
+                else v.insert(v.end(), {a.param[d], a.scale[d], a.offset[d]});
+            }
         }
         for (const auto &b : buckets) v.insert(v.end(), b.begin(), b.end());
         return v;
@@ -68,7 +73,8 @@ struct Table {
     /// A buffer's shape when each parameter has the value `values` gives.
     std::vector<int64_t> shape(const Argument &a, const std::vector<int64_t> &values) const {
         std::vector<int64_t> s;
-        for (int d = 0; d < a.dims; ++d) s.push_back(a.param[size_t(d)] < 0 ? a.extent[size_t(d)] : values[size_t(a.param[size_t(d)])]);
+        for (size_t d = 0; d < size_t(a.dims); ++d)
+            s.push_back(a.param[d] < 0 ? a.extent[d] : a.scale[d] * values[size_t(a.param[d])] + a.offset[d]);
         return s;
     }
 };
@@ -181,6 +187,8 @@ Table read_table(Bytes &in) {
             const uint8_t e = in.next();
             arg.param[size_t(d)] = e % 3 == 0 ? -1 : (e >> 2) % params; // a parameter may appear in no argument
             arg.extent[size_t(d)] = 1 + (e >> 5) % 4;
+            arg.scale[size_t(d)] = 1; // read_affine_maps may change these
+            arg.offset[size_t(d)] = 0;
         }
         t.args.push_back(arg);
     }
@@ -197,18 +205,58 @@ Table read_table(Bytes &in) {
     return t;
 }
 
+/// The maps of the extents that follow a parameter, from bytes after the call's (so inputs
+/// written before maps existed, which end there, keep their meaning: all maps M): a scale of
+/// 1 to 3 and an offset of -2 to 2, raised so that the extent is at least 1 at the range's start,
+/// as write_dispatch_library requires.
+void read_affine_maps(Bytes &in, Table &t) {
+    for (Argument &a : t.args)
+        for (size_t d = 0; d < size_t(a.dims); ++d) {
+            if (a.param[d] < 0) continue;
+            const uint8_t m = in.next();
+            const int64_t step = (m >> 2) % 5;
+            a.scale[d] = 1 + m % 3;
+            a.offset[d] = std::max(step <= 2 ? -step : step - 2, 1 - a.scale[d] * t.ranges[size_t(a.param[d])].first);
+        }
+}
+
+/// How the call breaks a buffer on purpose (kind % 4 == 3), read before the maps so that old
+/// inputs keep their meaning, applied after.
+struct Flaw {
+    uint8_t kind = 0, how = 0;
+    int64_t number = 0;
+};
+
+Flaw read_flaw(Bytes &in) {
+    Flaw f;
+    f.kind = in.next();
+    if (f.kind % 4 != 3) return f;
+    f.how = in.next();
+    switch (f.how % 8) {
+    case 3: f.number = in.next64(); break;
+    case 5: f.number = in.next(); break;
+    case 6: f.number = in.next64(); break;
+    case 7: f.number = in.next() % 2 ? in.next64() : int64_t(in.next()) - 8; break;
+    default: break;
+    }
+    return f;
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Bytes in{data, size};
-    const Table t = read_table(in);
-    const std::vector<int64_t> encoded = t.encoded();
+    Table t = read_table(in);
 
     // The call: one value per parameter (from 0 to beyond the range), then each buffer, which may
     // be broken on purpose.
     std::vector<int64_t> values;
     for (auto [lo, hi] : t.ranges) values.push_back(int64_t(in.next() % (hi + 3)));
     state = {.table = &t, .values = values, .kernel_code = in.next() % 16 == 0 ? (3 << 8 | TESSERA_ERROR_SHAPE) : 0};
+    std::vector<Flaw> flaws;
+    for (size_t a = 0; a < t.args.size(); ++a) flaws.push_back(read_flaw(in));
+    read_affine_maps(in, t);
+    const std::vector<int64_t> encoded = t.encoded();
     bool well_formed = true;
     std::vector<tessera_buffer_t> buffers(t.args.size());
     std::vector<std::vector<int64_t>> shapes(t.args.size()), strides(t.args.size());
@@ -217,7 +265,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (size_t a = 0; a < t.args.size(); ++a) {
         const Argument &spec = t.args[a];
         shapes[a] = t.shape(spec, values);
-        const uint8_t flaw = in.next();
+        const Flaw &flaw = flaws[a];
         const size_t bytes = element_bytes(spec.type_bits);
         // Allocated before any flaw changes the shape: the runtime must refuse before reading a
         // flawed buffer's data.
@@ -228,38 +276,43 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         tessera_buffer_t &buf = buffers[a];
         buf = {storage[a].data(), shapes[a].data(), nullptr, spec.dims, uint8_t(spec.type_code), uint8_t(spec.type_bits), 0};
         args[a] = &buf;
-        if (flaw % 4 == 1) { // dense strides given explicitly: still well-formed
+        if (flaw.kind % 4 == 1) { // dense strides given explicitly: still well-formed
             strides[a].assign(size_t(spec.dims), 1);
             for (int d = spec.dims - 2; d >= 0; --d) strides[a][size_t(d)] = strides[a][size_t(d) + 1] * shapes[a][size_t(d) + 1];
             buf.strides = strides[a].data();
         }
-        if (flaw % 4 != 3) continue;
+        if (flaw.kind % 4 != 3) continue;
         well_formed = false;
-        const uint8_t how = in.next();
+        const uint8_t how = flaw.how;
         const size_t d = size_t(how >> 4) % size_t(spec.dims);
         switch (how % 8) {
         case 0: args[a] = nullptr; break;
         case 1: buf.data = nullptr; break;
         case 2: buf.shape = nullptr; break;
         case 3:
-            buf.dimensions = int32_t(in.next64());
+            buf.dimensions = int32_t(flaw.number);
             if (buf.dimensions == spec.dims) buf.dimensions = spec.dims + 1;
             break;
         case 4: buf.type_bits = uint8_t(buf.type_bits == 32 ? 8 : 32); break;
-        case 5: buf.type_code = uint8_t(buf.type_code + 1 + in.next() % 4); break;
+        case 5: buf.type_code = uint8_t(buf.type_code + 1 + flaw.number % 4); break;
         case 6: // a stride that is not dense
             strides[a].assign(size_t(spec.dims), 0);
-            strides[a][d] = in.next64();
+            strides[a][d] = flaw.number;
             if (shapes[a][d] == 1 || (d + 1 == size_t(spec.dims) && strides[a][d] == 1)) strides[a][d] = 2; // not a dense one by chance
             if (shapes[a][d] == 1) shapes[a][d] = 2;
             buf.strides = strides[a].data();
             break;
-        default: { // a fixed extent that differs from the library's, or a parameter's outside its range
-            // (perhaps huge or negative): an in-range one would only change the call
-            int64_t other = in.next() % 2 ? in.next64() : int64_t(in.next()) - 8;
+        default: { // a fixed extent that differs from the library's, or one that is the map of no
+            // value in the parameter's range (perhaps huge, negative or between two values' maps):
+            // an in-range one would only change the call
+            int64_t other = flaw.number;
             if (spec.param[d] < 0 && other == spec.extent[d]) ++other;
-            const auto [lo, hi] = spec.param[d] < 0 ? std::pair<int64_t, int64_t>{1, 0} : t.ranges[size_t(spec.param[d])];
-            if (other >= lo && other <= hi) other = hi + 1 + (other - lo);
+            if (spec.param[d] >= 0) {
+                const auto [lo, hi] = t.ranges[size_t(spec.param[d])];
+                const int64_t scale = spec.scale[d], offset = spec.offset[d];
+                if (other >= scale * lo + offset && other <= scale * hi + offset && (other - offset) % scale == 0)
+                    other = scale * hi + offset + 1 + (other - scale * lo - offset);
+            }
             shapes[a][d] = other;
         }
         }
