@@ -208,16 +208,29 @@ Table read_table(Bytes &in) {
 /// The maps of the extents that follow a parameter, from bytes after the call's (so inputs
 /// written before maps existed, which end there, keep their meaning: all maps M): a scale of
 /// 1 to 3 and an offset of -2 to 2, raised so that the extent is at least 1 at the range's start,
-/// as write_dispatch_library requires.
+/// as write_dispatch_library requires. An argument whose scales would make a bucket's buffer
+/// larger than 2^16 elements keeps scale 1 (big buffers only slow the target down).
 void read_affine_maps(Bytes &in, Table &t) {
-    for (Argument &a : t.args)
+    for (Argument &a : t.args) {
+        std::array<int64_t, kMax> step{};
         for (size_t d = 0; d < size_t(a.dims); ++d) {
             if (a.param[d] < 0) continue;
             const uint8_t m = in.next();
-            const int64_t step = (m >> 2) % 5;
+            step[d] = (m >> 2) % 5;
             a.scale[d] = 1 + m % 3;
-            a.offset[d] = std::max(step <= 2 ? -step : step - 2, 1 - a.scale[d] * t.ranges[size_t(a.param[d])].first);
         }
+        auto set_offsets = [&] {
+            for (size_t d = 0; d < size_t(a.dims); ++d)
+                if (a.param[d] >= 0)
+                    a.offset[d] = std::max(step[d] <= 2 ? -step[d] : step[d] - 2, 1 - a.scale[d] * t.ranges[size_t(a.param[d])].first);
+        };
+        set_offsets();
+        int64_t largest = 0;
+        for (const auto &b : t.buckets) largest = std::max(largest, elements(t.shape(a, b)));
+        if (largest <= int64_t(1) << 16) continue;
+        for (size_t d = 0; d < size_t(a.dims); ++d) a.scale[d] = 1;
+        set_offsets();
+    }
 }
 
 /// How the call breaks a buffer on purpose (kind % 4 == 3), read before the maps so that old
