@@ -222,15 +222,15 @@ int tessera_dispatch_call(const int64_t *table, void *const *kernels, void *cons
                 int64_t expected = 0;
                 const int overflow = __builtin_mul_overflow(scale, values[param], &expected) || __builtin_add_overflow(expected, offset, &expected);
                 if (overflow || expected != extent) {
-                    char so[160] = "";
+                    char consequence[160] = "";
                     if (scale != 1 || offset != 0) {
                         map_text(map, sizeof map, scale, offset, param_names[param]);
-                        if (overflow) snprintf(so, sizeof so, ", so %s overflows", map);
-                        else snprintf(so, sizeof so, ", so it must be %lld (%s)", (long long)expected, map);
+                        if (overflow) snprintf(consequence, sizeof consequence, ", so %s overflows", map);
+                        else snprintf(consequence, sizeof consequence, ", so it must be %lld (%s)", (long long)expected, map);
                     }
                     return fail(code | TESSERA_ERROR_SHAPE, "%s: dimension %lld is %lld but %s's dimension %lld makes %s %lld%s", arg_names[a],
                                 (long long)dim, (long long)extent, arg_names[from_arg[param]], (long long)from_dim[param], param_names[param],
-                                (long long)values[param], so);
+                                (long long)values[param], consequence);
                 }
             }
         }
