@@ -251,6 +251,19 @@ TEST(DispatchLibrary, PlanFindsEachExtentsAffineMapAndRefusesOneOfTwoParameters)
                                 [](const std::vector<int64_t> &v) { return stacked_rows(v[0], v[1]); });
         },
         "st: dimension 0 of concat changes with both M and N; an extent may follow one dispatched parameter only");
+    // Pooling: a stride-1 2x2 max_pool2d writes H - 1 rows; stride 2 writes (H - 2) / 2 + 1, no affine map.
+    auto pool = [](int64_t stride) {
+        return [stride](const std::vector<int64_t> &v) {
+            const ops::OpInstance op = ops::build_op(
+                "max_pool2d", {{"N", "1"}, {"C", "2"}, {"W", "6"}, {"stride", std::to_string(stride)}, {"H", std::to_string(v[0])}});
+            return ShapedPipeline{op.pipeline, op.output_shapes, op.random_inputs(5), op.reduction_length};
+        };
+    };
+    const DispatchTable pooled = plan_dispatch_table("mp", {{"H", 4, 32, {}}}, pool(1));
+    ASSERT_EQ(pooled.arguments.size(), 2u);
+    EXPECT_EQ(dispatch_extent_text(pooled, pooled.arguments[1], 2), "H - 1");
+    expect_error_with([&] { plan_dispatch_table("mp", {{"H", 4, 32, {}}}, pool(2)); },
+                      "mp: dimension 2 of max_pool2d is not scale * H + offset with an integer scale >= 1");
     // Stacking on the padded dimension moves B's rows: the reference check refuses it.
     expect_error_with(
         [] { plan_dispatch_table("st", {{"M", 1, 8, {}}}, [](const std::vector<int64_t> &v) { return stacked_rows(v[0], v[0]); }); },
