@@ -1318,18 +1318,25 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
 }
 
 bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t) {
-    if (t.issue == chipsim::IssueKind::Static || kernel.pack_rows == 0) return false;
-    const chipsim::MxmShape &unit = t.mxm_shape(kernel.in_dtype);
-    const int64_t es = chipsim::dtype_bytes(kernel.in_dtype);
+    if (kernel.pack_rows == 0) return false;
+    const std::vector<int64_t> legal = blocks_per_row_values(t, kernel.in_dtype);
+    const bool fits = legal.back() == 2;
+    if (kernel.pack_rows == 1 && !fits)
+        throw Error("chip backend: blocks_per_row(2): " + t.name + " cannot put two " + chipsim::dtype_name(kernel.in_dtype) +
+                    " MXM blocks in one on-chip row; use blocks_per_row(1)");
+    return fits;
+}
+
+std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype) {
+    // Only the dynamically issued kernel (emit_npu) packs; tsp-mini's rows are one block wide.
+    if (t.issue == chipsim::IssueKind::Static || !t.mxm_supports(in_dtype)) return {1};
+    const chipsim::MxmShape &unit = t.mxm_shape(in_dtype);
+    const int64_t es = chipsim::dtype_bytes(in_dtype);
     int64_t row_bytes = 0;
     for (auto &mem : t.memories)
         if (!mem.accumulator) row_bytes = mem.row_bytes;
-    const bool fits = unit.k == unit.n && 2 * unit.k * es == row_bytes && t.sxm.count > 0;
-    if (kernel.pack_rows == 1 && !fits)
-        throw Error("chip backend: pack_rows: " + t.name + "'s " + std::to_string(row_bytes) + "-byte scratchpad rows do not hold two " +
-                    std::to_string(unit.k) + "-element " + chipsim::dtype_name(kernel.in_dtype) + " MXM blocks" +
-                    (t.sxm.count > 0 ? std::string() : std::string(", or it has no SXM to shift them")) + ": drop pack_rows");
-    return fits;
+    if (unit.k == unit.n && 2 * unit.k * es == row_bytes && t.sxm.count > 0) return {1, 2};
+    return {1};
 }
 
 std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary) {

@@ -79,6 +79,9 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
 /// when `pack_rows` is 1 and the rows cannot.
 bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t);
 
+/// chip_blocks_per_row_values (chip_backend.h): 1, and 2 where npu_packs_operand_rows can.
+std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
+
 /// Emits the kernel's instructions; appends what it decided (tiles, placement) to `summary`.
 /// Throws tessera::Error when a tile or an explicit placement cannot fit the target.
 std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary);
