@@ -14,17 +14,18 @@
 namespace tessera::internal::autotune {
 
 bool ChipMatmulChoice::operator<(const ChipMatmulChoice &o) const {
-    return std::tie(tile_m, tile_n, acc_bank) < std::tie(o.tile_m, o.tile_n, o.acc_bank);
+    return std::tie(tile_m, tile_n, acc_bank, blocks_per_row) < std::tie(o.tile_m, o.tile_n, o.acc_bank, o.blocks_per_row);
 }
 bool ChipMatmulChoice::operator==(const ChipMatmulChoice &o) const {
-    return tile_m == o.tile_m && tile_n == o.tile_n && acc_bank == o.acc_bank;
+    return tile_m == o.tile_m && tile_n == o.tile_n && acc_bank == o.acc_bank && blocks_per_row == o.blocks_per_row;
 }
 std::string ChipMatmulChoice::to_string() const {
     std::string s = tile_m > 0 || tile_n > 0
                         ? "tile " + (tile_m > 0 ? std::to_string(tile_m) : std::string("lib")) + "x" +
                               (tile_n > 0 ? std::to_string(tile_n) : std::string("lib"))
                         : std::string("library tile");
-    return s + (acc_bank >= 0 ? ", ACC bank " + std::to_string(acc_bank) : ", ACC bank any");
+    return s + (acc_bank >= 0 ? ", ACC bank " + std::to_string(acc_bank) : ", ACC bank any") +
+           (blocks_per_row > 0 ? ", " + std::to_string(blocks_per_row) + " blocks/row" : std::string());
 }
 
 namespace {

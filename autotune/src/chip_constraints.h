@@ -21,6 +21,7 @@ struct ChipMatmulChoice {
     int64_t tile_m = 0;  ///< accumulator rows per output tile (tile i); 0: the library's
     int64_t tile_n = 0;  ///< output tile columns (tile j); 0: the library's
     int acc_bank = -1;   ///< store_in(ACC, bank); -1: any
+    int64_t blocks_per_row = 0; ///< blocks_per_row(n) (chip_blocks_per_row_values); 0: the backend's rule
     bool operator<(const ChipMatmulChoice &o) const;
     bool operator==(const ChipMatmulChoice &o) const;
     std::string to_string() const;

@@ -82,6 +82,13 @@ Schedule with_choice(Schedule s, const std::string &product, const ChipMatmulCho
         }
     for (Directive &d : fs.stages[0])
         if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC) d.bank = c.acc_bank;
+    if (c.blocks_per_row > 0) {
+        std::erase_if(fs.stages[0], [](const Directive &d) { return d.kind == DirectiveKind::BlocksPerRow; });
+        Directive d;
+        d.kind = DirectiveKind::BlocksPerRow;
+        d.factors = {c.blocks_per_row};
+        fs.stages[0].push_back(d);
+    }
     return s;
 }
 
@@ -151,6 +158,12 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         int acc_banks = 0;
         for (const chipsim::MemoryDesc &mem : chip.memories)
             if (mem.accumulator) acc_banks = mem.total_banks();
+        // Operand blocks per on-chip row: the backend's rule (the largest legal value) and
+        // every other legal value.
+        const std::vector<int64_t> legal_per_row = chip_blocks_per_row_values(chip, dtype);
+        std::vector<int64_t> blocks_per_row{0};
+        for (int64_t v : legal_per_row)
+            if (v != legal_per_row.back()) blocks_per_row.push_back(v);
         std::set<std::string> reasons;
         // Z3 sees the sizes the backend will get: the library's where the choice keeps them.
         auto infeasible = [&](const ChipMatmulChoice &c) {
@@ -166,17 +179,18 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         }
         for (int64_t r : rows)
             for (int64_t c : columns)
-                for (int bank = -1; bank < acc_banks; ++bank) {
-                    const ChipMatmulChoice choice{r, c, bank};
-                    if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
-                    ++result.generated;
-                    if (const std::optional<std::string> why = infeasible(choice)) {
-                        ++result.proven_infeasible;
-                        if (reasons.insert(*why).second) result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
-                        continue;
+                for (int bank = -1; bank < acc_banks; ++bank)
+                    for (int64_t per_row : blocks_per_row) {
+                        const ChipMatmulChoice choice{r, c, bank, per_row};
+                        if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
+                        ++result.generated;
+                        if (const std::optional<std::string> why = infeasible(choice)) {
+                            ++result.proven_infeasible;
+                            if (reasons.insert(*why).second) result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
+                            continue;
+                        }
+                        candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
                     }
-                    candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
-                }
     } else {
         // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
         // producer is computed, reduction splits; a row block in the lanes Z3 refuses before

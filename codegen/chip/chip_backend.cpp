@@ -49,6 +49,18 @@ struct LoopOrigin {
     bool split = false;    ///< Made by a split (not an original loop).
 };
 
+/// blocks_per_row(n) on the product: checked against chip_blocks_per_row_values.
+void apply_blocks_per_row(const std::string &product, const Directive &d, const chipsim::Target &t, GemmKernel &kk) {
+    const std::vector<int64_t> legal = chip_blocks_per_row_values(t, kk.in_dtype);
+    if (d.factors.size() != 1 || std::find(legal.begin(), legal.end(), d.factors[0]) == legal.end()) {
+        std::string values;
+        for (int64_t v : legal) values += (values.empty() ? "" : " or ") + std::to_string(v);
+        throw Error("chip backend: " + product + ": " + d.to_string() + ": " + t.name + " takes " + values + " " +
+                    chipsim::dtype_name(kk.in_dtype) + " MXM block(s) per " + t.memories[0].name + " row");
+    }
+    kk.pack_rows = d.factors[0] == 2 ? 1 : 0;
+}
+
 /// Reads the directives of the matmul's update (tile/split sizes, tensorize) and of the Funcs
 /// (store_in, double_buffer) into the kernel description, checking what the chip can do.
 void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m, int64_t n, int64_t k, GemmKernel &kk,
@@ -139,6 +151,7 @@ void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m,
             }
         }
         if (d.kind == DirectiveKind::DoubleBuffer) kk.double_buffer = true;
+        if (d.kind == DirectiveKind::BlocksPerRow) apply_blocks_per_row(g.product.name(), d, t, kk);
     }
     if (g.output.name() != g.product.name())
         for (const Directive &d : g.output.contents()->schedule.stage(0))
@@ -247,8 +260,10 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     base.k = cv.kh * cv.kw * Cp;
     base.a_batched = true;
     base.b_batched = false;
-    for (const Directive &d : g.product.contents()->schedule.stage(0))
+    for (const Directive &d : g.product.contents()->schedule.stage(0)) {
         if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC && d.bank >= 0) base.acc_bank = d.bank;
+        if (d.kind == DirectiveKind::BlocksPerRow) apply_blocks_per_row(g.product.name(), d, t, base);
+    }
     base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
 
     chipsim::TimingModel model(t);
@@ -359,6 +374,10 @@ chipsim::Target chip_target_description(const Target &target) {
         throw Error("chip backend: target '" + target.name() + "' is not a chip; use Target::named(\"tsp-mini\"), "
                     "Target::named(\"npu-edge\") or a chip JSON path");
     return chipsim::load_target(target.name());
+}
+
+std::vector<int64_t> chip_blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype) {
+    return internal::chip::blocks_per_row_values(t, in_dtype);
 }
 
 /// The pipelines with a matmul-shaped stage: matmuls with epilogues and convolutions on the MXM.

@@ -1052,8 +1052,15 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     // one DMA (every transfer pays the DMA setup and the DRAM latency on its engine once).
     const int64_t S = std::max(TM * e.rpa, e.ku * nbt);
     const int64_t slots = spad->total_rows() / S;
-    const int64_t KGa = kk.conv ? 1 : std::clamp<int64_t>(S / TM, 1, KB); // a conv view has no dimension to spare
-    const int64_t KGb = std::clamp<int64_t>(S / (e.ku * nbt), 1, KB);
+    int64_t KGa = kk.conv ? 1 : std::clamp<int64_t>(S / TM, 1, KB); // a conv view has no dimension to spare
+    int64_t KGb = std::clamp<int64_t>(S / (e.ku * nbt), 1, KB);
+    // Packed operand rows (npu_packs_operand_rows): a DMA brings two K blocks of A (two column
+    // blocks of B) in each scratchpad row, and an sxm.shift copies the second one into the
+    // first lanes of another row, where the array reads it. A then travels in pairs of K blocks.
+    const bool pack = npu_packs_operand_rows(kk, t);
+    const bool pack_a = pack && !kk.conv && KB % 2 == 0 && KGa >= 2;
+    if (pack_a) KGa -= KGa % 2;
+    const int64_t pair_bytes = 2 * e.ku * e.es;
 
     struct Job {
         int64_t g, mt, nb0, blocks; // column blocks nb0 .. nb0 + blocks - 1
@@ -1165,16 +1172,53 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         tr.count = rows;
         return tr;
     };
+    // B packs per job: a tile of an odd number of column blocks keeps one block a row.
+    auto packs_b = [&](const Job &j) { return pack && j.bblocks % 2 == 0; };
+    // Copies the second K (or column) block of each of `rows` packed rows into the first lanes
+    // of the `rows` rows that follow them.
+    auto shift_second_half = [&](const TileRef &packed, int64_t rows, const std::string &what) {
+        TileRef dst = packed;
+        dst.base += rows;
+        Instruction in;
+        in.op = Opcode::SxmShift;
+        in.dtype = kk.in_dtype;
+        in.has_imm = true;
+        in.imm = -double(e.ku); // lane l takes lane l + ku
+        in.tiles = {dst, packed};
+        e.emit(in, what);
+    };
     auto emit_load = [&](const Need &n, int slot) {
         const Job &j = jobs[n.job];
         const int64_t rows = rows_of(j);
         if (n.kind == Need::A) { // K-block-major: block q's rows follow block q-1's
             const int64_t grp = n.arg / KGa, gs = a_group(grp);
+            if (pack_a) { // pair p's rows, then pair p+1's; the odd blocks' copies after them
+                const int64_t pairs = gs / 2, ga = kk.a_batched ? j.g : 0;
+                OffchipView v;
+                v.tensor = "A";
+                v.offset = ((ga * kk.m + j.mt * TM) * kk.k + grp * KGa * e.ku) * e.es;
+                v.outer = {{pairs, pair_bytes}, {rows, kk.k * e.es}};
+                v.inner_bytes = pair_bytes;
+                e.load(slot_tile(slot, pairs * rows), v, "A tiles (packed)");
+                shift_second_half(slot_tile(slot, pairs * rows), pairs * rows, "A odd K blocks");
+                return;
+            }
             OffchipView v = e.a_view(j.g, j.mt * TM, rows, grp * KGa * e.ku);
             if (gs > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{gs, e.ku * e.es});
             e.load(slot_tile(slot, gs * rows), v, "A tiles");
         } else if (n.kind == Need::B) { // column block c's K rows, then block c+1's
             const int64_t grp = n.arg / KGb, gs = b_group(grp), blocks = j.bblocks;
+            if (packs_b(j)) { // column pair p's K rows, then pair p+1's; the odd blocks' copies after them
+                const int64_t pairs = blocks / 2, gb = kk.b_batched ? j.g : 0;
+                OffchipView v;
+                v.tensor = "B" + kk.tensor_suffix;
+                v.offset = ((gb * kk.k + grp * KGb * e.ku) * kk.n + j.bn0 * e.nu) * e.es;
+                v.outer = {{pairs, pair_bytes}, {gs * e.ku, kk.n * e.es}};
+                v.inner_bytes = pair_bytes;
+                e.load(slot_tile(slot, pairs * gs * e.ku), v, "B tiles (packed)");
+                shift_second_half(slot_tile(slot, pairs * gs * e.ku), pairs * gs * e.ku, "B odd column blocks");
+                return;
+            }
             OffchipView v = e.b_view(j.g, grp * KGb * e.ku, j.bn0 * e.nu);
             v.outer[0].count = gs * e.ku;
             if (blocks > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{blocks, e.nu * e.es});
@@ -1208,11 +1252,14 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
             prefetch(time);
             TileRef a = slot_tile(slot_of(a_key(j, kb)), rows);
-            a.base += (kb % KGa) * rows;
+            const int64_t ka = kb % KGa;
+            a.base += (pack_a ? (ka % 2) * (a_group(kb / KGa) / 2) + ka / 2 : ka) * rows;
             const int64_t gs = b_group(kb / KGb);
             for (int64_t c = 0; c < blocks; ++c) {
                 TileRef b = slot_tile(slot_of(b_key(j, kb)), e.ku);
-                b.base += ((j.nb0 - j.bn0 + c) * gs + kb % KGb) * e.ku;
+                const int64_t col = j.nb0 - j.bn0 + c; // packed: even columns first, then their odd partners
+                const int64_t at_col = packs_b(j) ? (col % 2) * (j.bblocks / 2) + col / 2 : col;
+                b.base += (at_col * gs + kb % KGb) * e.ku;
                 const int buf = wbuf++ % t.mxm.weight_buffers;
                 e.lw(0, buf, b, false);
                 TileRef acc;
@@ -1248,8 +1295,10 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     summary += t.name + " matmul: " + std::to_string(jobs.size()) + " output tiles of " + std::to_string(TM) + "x" +
                std::to_string(TN) + ", " + std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
                std::to_string(slots) + " " + spad->name + " slots of " + std::to_string(S) +
-               " rows (A in groups of " + std::to_string(KGa) + " K blocks, B of " + std::to_string(KGb) +
-               "), loads prefetched in step order; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
+               " rows (A in groups of " + std::to_string(KGa) + " K blocks, B of " + std::to_string(KGb) + ")" +
+               (pack ? std::string(pack_a ? "; A and B" : "; B") + " rows packed two blocks a row, the second shifted on the SXM"
+                     : std::string()) +
+               ", loads prefetched in step order; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
                (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
     return std::move(e.ops);
 }
@@ -1266,6 +1315,28 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
     const int64_t tiles = (m + tm - 1) / tm * ((n_up + wide - 1) / wide);
     const bool band_fits = tm * ((k + unit.k - 1) / unit.k) <= spad_rows / 2;
     return {tm, std::min(n_up, tiles < 4 && band_fits ? std::min(wide, narrow) : std::max(wide, narrow))};
+}
+
+bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t) {
+    if (kernel.pack_rows == 0) return false;
+    const std::vector<int64_t> legal = blocks_per_row_values(t, kernel.in_dtype);
+    const bool fits = legal.back() == 2;
+    if (kernel.pack_rows == 1 && !fits)
+        throw Error("chip backend: blocks_per_row(2): " + t.name + " cannot put two " + chipsim::dtype_name(kernel.in_dtype) +
+                    " MXM blocks in one on-chip row; use blocks_per_row(1)");
+    return fits;
+}
+
+std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype) {
+    // Only the dynamically issued kernel (emit_npu) packs; tsp-mini's rows are one block wide.
+    if (t.issue == chipsim::IssueKind::Static || !t.mxm_supports(in_dtype)) return {1};
+    const chipsim::MxmShape &unit = t.mxm_shape(in_dtype);
+    const int64_t es = chipsim::dtype_bytes(in_dtype);
+    int64_t row_bytes = 0;
+    for (auto &mem : t.memories)
+        if (!mem.accumulator) row_bytes = mem.row_bytes;
+    if (unit.k == unit.n && 2 * unit.k * es == row_bytes && t.sxm.count > 0) return {1, 2};
+    return {1};
 }
 
 std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary) {

@@ -27,6 +27,10 @@ struct GemmKernel {
     /// Output tile rows (accumulator rows per job) and columns; 0 picks the default.
     int64_t tile_m = 0, tile_n = 0;
     bool double_buffer = true;
+    /// npu-edge: bring two MXM blocks of A and B in each scratchpad row (npu_packs_operand_rows);
+    /// -1 by the default rule (wherever the rows hold two), 0 never, 1 always (an error where
+    /// they cannot).
+    int pack_rows = -1;
     int acc_bank = -1;   ///< Explicit accumulator bank (tsp-mini: the plane), -1 any.
     int stage_bank = -1; ///< Explicit flat MEM bank of the drained tile, -1 any.
     int out_bank = -1;   ///< Explicit flat MEM bank of the epilogue's result, -1 any.
@@ -66,6 +70,17 @@ struct GemmKernel {
 /// fits easily and that would have fewer than 4 tiles: 2 blocks there, so the last tile's
 /// stores, which nothing overlaps, are short.
 std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, chipsim::DType in_dtype, const chipsim::Target &t);
+
+/// Whether the kernel's A and B tiles are loaded two MXM blocks to a scratchpad row. The
+/// 32-wide int8 array reads 32 bytes of each 64-byte npu-edge row, so one block a row moves every
+/// byte of A and B twice over DRAM; two a row move it once, and an sxm.shift (on the vector
+/// queue, beside the matmuls) brings the second block to the lanes the array reads. The rule:
+/// wherever a row holds exactly two blocks (int8 on npu-edge) unless `pack_rows` is 0. Throws
+/// when `pack_rows` is 1 and the rows cannot.
+bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t);
+
+/// chip_blocks_per_row_values (chip_backend.h): 1, and 2 where npu_packs_operand_rows can.
+std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
 
 /// Emits the kernel's instructions; appends what it decided (tiles, placement) to `summary`.
 /// Throws tessera::Error when a tile or an explicit placement cannot fit the target.

@@ -300,6 +300,14 @@ Func &Func::double_buffer() {
     record_func(contents_, d);
     return *this;
 }
+Func &Func::blocks_per_row(int n) {
+    if (n < 1) throw Error(name() + ".blocks_per_row(" + std::to_string(n) + "): needs at least one block a row");
+    Directive d;
+    d.kind = DirectiveKind::BlocksPerRow;
+    d.factors = {n};
+    record_func(contents_, d);
+    return *this;
+}
 
 Schedule Func::schedule() const {
     Schedule s;

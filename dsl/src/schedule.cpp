@@ -45,6 +45,7 @@ constexpr KindName kKindNames[] = {
     {DirectiveKind::SetLayout, "layout"},
     {DirectiveKind::DoubleBuffer, "double_buffer"},
     {DirectiveKind::Tensorize, "tensorize"},
+    {DirectiveKind::BlocksPerRow, "blocks_per_row"},
 };
 
 } // namespace

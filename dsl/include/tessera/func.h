@@ -369,6 +369,12 @@ public:
     /// Data: allocate two buffers at the storage level and alternate between them per
     /// iteration of the enclosing loop, so the next tile can be filled while this one is used.
     Func &double_buffer();
+    /// Chip: how many of the matrix unit's operand blocks (K blocks of A, column blocks of B)
+    /// share one on-chip row of this Func's matmul (1 or 2). On npu-edge an int8 block is 32
+    /// bytes of a 64-byte scratchpad row: 2 moves A and B over DRAM once instead of twice, and a
+    /// shift brings the second block to the array's lanes. Unset: the backend's rule
+    /// (codegen/chip_backend.h, chip_blocks_per_row_values lists the legal values).
+    Func &blocks_per_row(int n);
 
     /// This Func's directives as a Schedule (one entry, by this Func's name).
     Schedule schedule() const;

@@ -85,10 +85,12 @@ enum class DirectiveKind : uint8_t {
     Stage, StoreIn, SetLayout, DoubleBuffer,
     // Chip (per stage)
     Tensorize,
+    // Chip (per Func; recorded on stage 0)
+    BlocksPerRow,
 };
 /// The JSON "op" name: "split", "fuse", "reorder", "tile", "vectorize", "unroll", "parallel",
 /// "compute_inline", "compute_root", "compute_at", "store_root", "store_at", "stage",
-/// "store_in", "layout", "double_buffer", "tensorize".
+/// "store_in", "layout", "double_buffer", "tensorize", "blocks_per_row".
 const char *directive_kind_name(DirectiveKind k);
 /// Inverse of directive_kind_name(); throws tessera::Error listing the names.
 DirectiveKind parse_directive_kind(const std::string &name);
@@ -111,6 +113,8 @@ bool is_loop_directive(DirectiveKind k);
 /// - StoreIn:    memory, bank (-1: any).
 /// - SetLayout:  layout.
 /// - Tensorize:  unit (e.g. "mxm"), vars = the innermost loops it covers, outermost first.
+/// - BlocksPerRow: factors = {n}: the matrix unit's operand blocks per on-chip row (recorded on
+///               the Func the unit accumulates).
 struct Directive {
     DirectiveKind kind = DirectiveKind::Split;
     std::vector<std::string> vars;

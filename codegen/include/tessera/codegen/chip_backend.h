@@ -141,4 +141,10 @@ const ChipResult &last_chip_result();
 /// tessera::Error for non-chip targets.
 chipsim::Target chip_target_description(const Target &target);
 
+/// The legal values of `blocks_per_row` (Func::blocks_per_row) for a matmul or conv whose
+/// operands are `in_dtype` on chip `t`: 1 everywhere; 2 where one on-chip row holds exactly two
+/// of the matrix unit's operand blocks and the chip can shift the second into place (int8 on
+/// npu-edge). Unset, the backend takes the largest. The contract the chip autotuner searches.
+std::vector<int64_t> chip_blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
+
 } // namespace tessera
