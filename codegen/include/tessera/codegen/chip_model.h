@@ -46,6 +46,7 @@ struct ChipModelProgram {
 struct ChipKernelRun {
     std::string head, label;
     chipsim::Report report;
+    std::string trace_json; ///< The kernel's Chrome trace when ChipRunOptions::trace.
 };
 
 /// The outcome of running a model on a chip.
@@ -63,5 +64,38 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
 
 /// Runs the kernels in order on chipsim; `bindings` bind the model's Inputs.
 ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
+
+/// The Chrome trace (chrome://tracing, Perfetto) of a whole model's run made with
+/// ChipRunOptions::trace: each kernel's instructions (chipsim's trace of its program) placed one
+/// after another on one time axis, each kernel offset by the total cycles (host I/O included) of
+/// those before it, each box named with its kernel; a "kernels" track with one box per kernel
+/// (its label, the values fused into it), and on chips with DRAM a "host link" track with the
+/// transfers before and after each kernel. The span is result.cycles + result.host_io_cycles;
+/// every event's args carry begin_cycle and end_cycle on that axis.
+std::string chrome_trace_json(const ChipModelProgram &program, const ChipModelResult &result);
+
+/// One fusion group of a model run on the host (profile_model_on_host).
+struct HostGroupRun {
+    std::string head, label;
+    std::vector<std::string> fused; ///< Labels of every graph value computed in the group, producers first.
+    double run_ms = 0;              ///< Its measured run time.
+};
+
+/// A model run on the host group by group, each group JIT-compiled on its own.
+struct HostModelProfile {
+    std::vector<Buffer<>> outputs;
+    std::vector<HostGroupRun> groups; ///< In the order they ran.
+};
+
+/// Runs `model` on the host as its fusion groups — a graph value joins the groups of the
+/// producers only it reads as long as the merged group holds at most one value with a reduction
+/// (a bias, an activation, a residual add joins its matmul or conv; an element-wise chain is one
+/// group; two matmuls are two) — each compiled for the host and timed on its own, in order. For
+/// the trace of a host run.
+HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<GraphValue> &values, const Bindings &bindings);
+
+/// The Chrome trace of a host profile: one box per fusion group, one after another, each as
+/// long as its measured time.
+std::string chrome_trace_json(const HostModelProfile &profile);
 
 } // namespace tessera
