@@ -12,7 +12,6 @@
 #include <fstream>
 
 #include <nlohmann/json.hpp>
-#include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_model.h>
 #include <tessera/codegen/jit.h>
 #include <tessera/codegen/runtime.h>
@@ -76,10 +75,7 @@ Comparison check_against_reference(const Buffer<> &actual, const Buffer<> &expec
 
 int run(const RunModelOptions &o) {
     const Target target = Target::named(o.target);
-    const bool chip = target.kind() == Target::Kind::Chip;
-    if (chip) chipsim::load_target(o.target); // an unknown name or a bad file is reported as such
-    else if (target.kind() != Target::Kind::Host)
-        throw UsageError("run-model: target '" + target.name() + "' is not supported; use host, tsp-mini, npu-edge or a chip file");
+    const bool chip = model_target_is_chip(target, o.target, "run-model");
     onnx::ImportOptions io;
     io.dims = parse_dims(o.dims);
     const onnx::Model model = onnx::import(o.model, io);

@@ -22,15 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace tessera;
 
-const fs::path &models_dir() {
-    static const fs::path dir = [] {
-        const fs::path d = tessera_test::unique_temp_dir();
-        const auto r = tessera_test::run_command("/usr/bin/python3 '" TESSERA_SOURCE_DIR "/tests/onnx/small_models.py' '" + d.string() + "'");
-        EXPECT_EQ(r.status, 0) << r.err;
-        return d;
-    }();
-    return dir;
-}
+const fs::path &models_dir() { return onnx_test::small_models_dir(); }
 
 onnx::Model import_model(const std::string &name) {
     return onnx::import((models_dir() / (name + ".onnx")).string(), {.dims = {{"N", 2}}});
@@ -40,17 +32,7 @@ std::map<std::string, Buffer<>> model_inputs(const onnx::Model &m, const std::st
     return {{m.inputs.at(0).name, Buffer<>::load_npy((models_dir() / (name + ".in_0.npy")).string())}};
 }
 
-/// "" when `actual` is within `relative` × max(1, max|expected|) of `expected` everywhere.
-std::string within(const Buffer<> &actual, const Buffer<> &expected, double relative) {
-    if (actual.shape() != expected.shape()) return "shapes differ";
-    const std::vector<double> a = onnx_test::flat_values(actual), e = onnx_test::flat_values(expected);
-    double scale = 1;
-    for (double v : e) scale = std::max(scale, std::fabs(v));
-    for (size_t i = 0; i < a.size(); ++i)
-        if (!(std::fabs(a[i] - e[i]) <= relative * scale))
-            return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs reference " + std::to_string(e[i]);
-    return "";
-}
+using onnx_test::within;
 
 using ChipCase = std::tuple<std::string, std::string>; // model, target
 
@@ -104,13 +86,15 @@ TEST(ModelOnChip, AHostTargetIsRefused) {
     }
 }
 
+using onnx_test::work_dir;
+
 /// `tessera run-model` on a small model with --trace and --json: the report and the trace, parsed.
 struct TracedRun {
     nlohmann::json report, trace;
 };
 
 TracedRun run_model_with_trace(const std::string &name, const std::string &target) {
-    const fs::path trace = tessera_test::unique_temp_dir() / "model.trace.json";
+    const fs::path trace = work_dir() / "model.trace.json";
     const auto r = tessera_test::run_command("'" TESSERA_BINARY_DIR "/apps/cli/tessera' run-model '" + (models_dir() / (name + ".onnx")).string() +
                                              "' --dim N=2 --target " + target + " --trace '" + trace.string() + "' --json");
     EXPECT_EQ(r.status, 0) << r.out << r.err;
@@ -192,7 +176,7 @@ TEST(ModelTraceOnHost, HasOneTimedBoxPerFusionGroupOneAfterAnother) {
 }
 
 TEST(ModelTrace, AnUnwritableTraceFileIsAClearError) {
-    const fs::path missing = tessera_test::unique_temp_dir() / "no such dir" / "t.json";
+    const fs::path missing = work_dir() / "no such dir" / "t.json";
     const auto r = tessera_test::run_command("'" TESSERA_BINARY_DIR "/apps/cli/tessera' run-model '" + (models_dir() / "mlp.onnx").string() +
                                              "' --dim N=2 --target tsp-mini --trace '" + missing.string() + "'");
     EXPECT_EQ(r.status, 1) << r.out << r.err;

@@ -65,6 +65,34 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
 /// Runs the kernels in order on chipsim; `bindings` bind the model's Inputs.
 ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
 
+/// What write_model_artifacts wrote.
+struct ModelArtifactFiles {
+    std::string manifest;               ///< <dir>/<name>.model.json
+    std::string header;                 ///< <dir>/<name>.h
+    std::vector<std::string> artifacts; ///< <dir>/<name>_k<i>.tchip, in run order
+    std::vector<std::string> constants; ///< <dir>/<name>.constants/<Input>.bin
+};
+
+/// The model's side of its interface, for write_model_artifacts: its inputs (the model's names
+/// and the Inputs they are read through), its output names (one per pipeline output) and its
+/// constants (Inputs bound on every run: weights, biases).
+struct ModelInterface {
+    std::vector<std::string> input_names;
+    std::vector<Input> inputs;
+    std::vector<std::string> output_names;
+    std::vector<Binding> constants;
+};
+
+/// Writes a model compiled for a chip as files a C program runs with libtessera_chiprt: each
+/// kernel as a chip artifact (chip_artifact.h: <name>_k<i>.tchip and its manifest), each constant
+/// as raw dense bytes, <name>.model.json (the kernels in run order, each argument in the
+/// artifact's order — inputs, then outputs: "direction" in or out — with its role — a model input, a constant and its file, an intermediate
+/// tensor an earlier kernel produced, a model output — and the intermediate tensors), and a C
+/// header listing the same. `target` is the chip `program` was compiled for. Throws
+/// tessera::Error naming the file on I/O failure.
+ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const ModelInterface &model, const Target &target,
+                                         const std::string &name, const std::string &dir);
+
 /// The Chrome trace (chrome://tracing, Perfetto) of a whole model's run made with
 /// ChipRunOptions::trace: each kernel's instructions (chipsim's trace of its program) placed one
 /// after another on one time axis, each kernel offset by the total cycles (host I/O included) of
