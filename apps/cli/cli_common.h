@@ -59,6 +59,7 @@ Command add_db_command(CLI::App &app);
 Command add_tune_command(CLI::App &app);
 Command add_import_command(CLI::App &app);
 Command add_run_model_command(CLI::App &app);
+Command add_compile_command(CLI::App &app);
 Command add_sweep_command(CLI::App &app);
 Command add_plot_command(CLI::App &app);
 Command add_gen_lib_command(CLI::App &app);

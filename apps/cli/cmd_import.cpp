@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
+#include <tessera/chipsim/target.h>
 
 #include "cli_common.h"
 #include "cmd_import_common.h"
@@ -28,6 +29,16 @@ std::map<std::string, int64_t> parse_dims(const std::vector<std::string> &words)
         if (!dims.emplace(name, v).second) throw UsageError("--dim " + name + " is given twice");
     }
     return dims;
+}
+
+bool model_target_is_chip(const Target &target, const std::string &name, const std::string &command) {
+    if (target.kind() == Target::Kind::Chip) {
+        chipsim::load_target(name); // an unknown name or a bad file is reported as such
+        return true;
+    }
+    if (target.kind() != Target::Kind::Host)
+        throw UsageError(command + ": target '" + target.name() + "' is not supported; use host, tsp-mini, npu-edge or a chip file");
+    return false;
 }
 
 std::string shape_text(const std::vector<int64_t> &shape) {

@@ -1,5 +1,5 @@
 // `tessera run-model MODEL.onnx --target host [--input NAME=FILE.npy|.pb ...] [--dim N=V ...]
-// [--output-dir DIR] [--json]`: imports the model, compiles it for the host (JIT), runs it, writes
+// [--output-dir DIR] [--trace FILE] [--json]`: imports the model, compiles it for the host (JIT), runs it, writes
 // each output as DIR/<output>.npy, checks every output against the reference evaluator on the
 // same inputs (fp32 within 1e-4 · max(1, max|y|), integers exactly) and reports the times.
 // On a chip the graph compiler partitions the model into fused kernels (chip_model.h), runs them
@@ -9,9 +9,9 @@
 #include <cstring>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
-#include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_model.h>
 #include <tessera/codegen/jit.h>
 #include <tessera/codegen/runtime.h>
@@ -24,7 +24,7 @@ namespace tessera::cli {
 namespace {
 
 struct RunModelOptions {
-    std::string model, target = "host", output_dir;
+    std::string model, target = "host", output_dir, trace;
     std::vector<std::string> inputs, dims;
     uint64_t seed = 1;
     bool json = false;
@@ -75,10 +75,7 @@ Comparison check_against_reference(const Buffer<> &actual, const Buffer<> &expec
 
 int run(const RunModelOptions &o) {
     const Target target = Target::named(o.target);
-    const bool chip = target.kind() == Target::Kind::Chip;
-    if (chip) chipsim::load_target(o.target); // an unknown name or a bad file is reported as such
-    else if (target.kind() != Target::Kind::Host)
-        throw UsageError("run-model: target '" + target.name() + "' is not supported; use host, tsp-mini, npu-edge or a chip file");
+    const bool chip = model_target_is_chip(target, o.target, "run-model");
     onnx::ImportOptions io;
     io.dims = parse_dims(o.dims);
     const onnx::Model model = onnx::import(o.model, io);
@@ -113,7 +110,9 @@ int run(const RunModelOptions &o) {
         const auto start = std::chrono::steady_clock::now();
         chip_program = compile_model_for_chip(model.pipeline, model.values, target);
         compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        chip_run = run_model_on_chip(chip_program, bindings);
+        ChipRunOptions run_options;
+        run_options.trace = !o.trace.empty();
+        chip_run = run_model_on_chip(chip_program, bindings, run_options);
         outputs = chip_run.outputs; // in the realize shapes, as the reference's (a scalar is [1])
     } else {
         CompiledKernel kernel = compile_jit(model.pipeline, shapes, target);
@@ -121,6 +120,14 @@ int run(const RunModelOptions &o) {
         const auto start = std::chrono::steady_clock::now();
         outputs = run_pipeline_kernel(kernel, shapes, bindings);
         run_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+    // The host's trace comes from a second run, fusion group by fusion group, each timed.
+    HostModelProfile host_profile;
+    if (!o.trace.empty() && !chip) host_profile = profile_model_on_host(model.pipeline, model.values, bindings);
+    if (!o.trace.empty()) {
+        const std::string trace = chip ? chrome_trace_json(chip_program, chip_run) : chrome_trace_json(host_profile);
+        std::ofstream f(o.trace, std::ios::binary | std::ios::trunc);
+        if (!(f << trace) || !f.flush()) throw Error("run-model: cannot write the trace '" + o.trace + "'; check that its directory exists and is writable");
     }
     const auto ref_start = std::chrono::steady_clock::now();
     const std::vector<Buffer<>> reference = model.pipeline.realize(shapes, bindings, Target::reference());
@@ -131,7 +138,11 @@ int run(const RunModelOptions &o) {
     std::vector<std::string> lines;
     for (size_t i = 0; i < outputs.size(); ++i) {
         const onnx::ModelTensor &t = model.outputs[i];
-        const Comparison c = check_against_reference(outputs[i], reference[i], chip ? kChipRelativeTolerance : kHostRelativeTolerance);
+        Comparison c = check_against_reference(outputs[i], reference[i], chip ? kChipRelativeTolerance : kHostRelativeTolerance);
+        if (c.equal && !host_profile.outputs.empty()) { // the profiled run must compute the same values
+            c = check_against_reference(host_profile.outputs[i], reference[i], kHostRelativeTolerance);
+            if (!c.equal) c.message = "the group-by-group run for --trace: " + c.message;
+        }
         all_passed = all_passed && c.equal;
         std::string file;
         if (!o.output_dir.empty()) {
@@ -186,6 +197,7 @@ int run(const RunModelOptions &o) {
             j["kernels"] = jk;
             j["cycles"] = chip_run.cycles;
             j["host_io_cycles"] = chip_run.host_io_cycles;
+            j["total_cycles"] = chip_run.cycles + chip_run.host_io_cycles;
             j["problem_bound_cycles"] = chip_run.problem_bound_cycles;
             j["tolerance"] = kChipRelativeTolerance;
         } else {
@@ -193,6 +205,7 @@ int run(const RunModelOptions &o) {
             j["tolerance"] = kHostRelativeTolerance;
         }
         j["reference_ms"] = reference_ms;
+        if (!o.trace.empty()) j["trace"] = o.trace;
         std::printf("%s\n", j.dump(2).c_str());
     } else {
         std::printf("%s on %s: %zu nodes, %lld MACs\n", o.model.c_str(), target.name().c_str(), model.nodes.size(),
@@ -206,12 +219,14 @@ int run(const RunModelOptions &o) {
                             r.label.c_str(), chip_program.kernels[k].fused.size(), static_cast<long long>(r.report.cycles),
                             static_cast<long long>(r.report.host_io_cycles), r.report.problem_bound_cycles);
             }
-            std::printf("  total: %zu kernels, %lld cycles, host I/O %lld cycles, problem bound %.0f cycles\n", chip_run.kernels.size(),
-                        static_cast<long long>(chip_run.cycles), static_cast<long long>(chip_run.host_io_cycles), chip_run.problem_bound_cycles);
+            std::printf("  total: %zu kernels, %lld cycles, host I/O %lld cycles (%lld in all), problem bound %.0f cycles\n",
+                        chip_run.kernels.size(), static_cast<long long>(chip_run.cycles), static_cast<long long>(chip_run.host_io_cycles),
+                        static_cast<long long>(chip_run.cycles + chip_run.host_io_cycles), chip_run.problem_bound_cycles);
             std::printf("  compile: %.1f ms, reference evaluator: %.1f ms\n", compile_ms, reference_ms);
         } else {
             std::printf("  compile: %.1f ms, run: %.3f ms, reference evaluator: %.1f ms\n", compile_ms, run_ms, reference_ms);
         }
+        if (!o.trace.empty()) std::printf("  trace: %s (open in Perfetto or chrome://tracing)\n", o.trace.c_str());
     }
     return all_passed ? 0 : 1;
 }
@@ -227,12 +242,15 @@ Command add_run_model_command(CLI::App &app) {
                 "as DIR/<output name>.npy. Exits 1 if an output does not match. On a chip (tsp-mini, npu-edge) the\n"
                 "model runs as fused kernels in sequence on chipsim, cycles reported per kernel; floats are\n"
                 "checked within 3e-2 x max(1, max|y|) (the MXM multiplies in bf16). A node the chip cannot run\n"
-                "is an error naming it.");
+                "is an error naming it. --trace FILE writes a Chrome trace of the whole model: on a chip every\n"
+                "kernel's instructions one after another on one cycle axis (host-link transfers as their own boxes);\n"
+                "on the host one box per fusion group, from a second run that times the groups one by one.");
     cmd->add_option("model", o->model, "the ONNX model file")->required();
     cmd->add_option("--target", o->target, "host, tsp-mini, npu-edge or a chip target file")->capture_default_str();
     cmd->add_option("--input", o->inputs, "NAME=FILE.npy or NAME=FILE.pb (an ONNX TensorProto), repeatable");
     cmd->add_option("--dim", o->dims, "bind a symbolic dimension: NAME=VALUE (repeatable)");
     cmd->add_option("--output-dir", o->output_dir, "write each output as DIR/<output name>.npy");
+    cmd->add_option("--trace", o->trace, "write a Chrome trace (chrome://tracing, Perfetto) of the whole model");
     cmd->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
     cmd->add_flag("--json", o->json, "print the report as JSON");
     return {cmd, [o] { return run(*o); }};

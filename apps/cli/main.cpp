@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
     // Add a subcommand here (and its cmd_<name>.cpp in CMakeLists.txt).
     const std::vector<Command> commands = {add_targets_command(app), add_sim_command(app), add_run_command(app),
                                            add_lower_command(app), add_tune_command(app), add_db_command(app),
-                                           add_import_command(app), add_run_model_command(app),
+                                           add_import_command(app), add_run_model_command(app), add_compile_command(app),
                                            add_sweep_command(app), add_plot_command(app),
                                            add_gen_lib_command(app)};
     if (argc <= 1) {

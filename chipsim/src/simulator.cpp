@@ -439,7 +439,9 @@ void finish_report(RunState &rs) {
             return b == 0 ? 0 : t.host_link.latency + (b + t.host_link.bytes_per_cycle - 1) / t.host_link.bytes_per_cycle;
         };
         r.cycles = total_end;
-        r.host_io_cycles = link(in_bytes) + link(out_bytes);
+        r.host_link_in_cycles = link(in_bytes);
+        r.host_link_out_cycles = link(out_bytes);
+        r.host_io_cycles = r.host_link_in_cycles + r.host_link_out_cycles;
         r.total_cycles = r.cycles + r.host_io_cycles;
         if (in_bytes) rs.bytes["HOST"] += in_bytes;
         if (out_bytes) rs.bytes["HOST"] += out_bytes;

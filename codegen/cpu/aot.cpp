@@ -8,6 +8,7 @@
 
 #include "codegen_llvm.h"
 #include "llvm_compile.h"
+#include "model_entry.h"
 #include "tessera/codegen/aot.h"
 #include "tessera/codegen/chip_artifact.h"
 #include "tessera/realize.h"
@@ -62,6 +63,27 @@ LibraryFiles compile_chip_library(const Pipeline &p, const std::string &name, co
     return files;
 }
 
+/// The kernel's object file, as the JIT would load it.
+std::string kernel_object(const KernelSource &source, const CpuOptions &options) {
+    const internal::LLVMTarget target = internal::resolve_llvm_target(options);
+    llvm::LLVMContext context;
+    std::unique_ptr<llvm::Module> module = internal::codegen_llvm(source, context, target, options);
+    std::unique_ptr<llvm::TargetMachine> machine = internal::make_target_machine(target, options);
+    internal::optimize_module(*module, *machine, options);
+    return internal::emit_object(*module, *machine);
+}
+
+void create_library_directory(const std::string &dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) throw Error("compile_to_library: cannot create directory '" + dir + "': " + ec.message());
+}
+
+const std::string &runtime_object() {
+    static const std::string runtime(reinterpret_cast<const char *>(internal::embedded_runtime_object), internal::embedded_runtime_object_size);
+    return runtime;
+}
+
 } // namespace
 
 LibraryFiles write_string_library(const std::string &function, const std::string &text, const std::string &dir, const CpuOptions &options) {
@@ -82,29 +104,61 @@ LibraryFiles write_string_library(const std::string &function, const std::string
 
 LibraryFiles compile_to_library(const KernelSource &source, const std::string &dir, const CpuOptions &options) {
     namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw Error("compile_to_library: cannot create directory '" + dir + "': " + ec.message());
-
-    const internal::LLVMTarget target = internal::resolve_llvm_target(options);
-    std::string object;
-    {
-        llvm::LLVMContext context;
-        std::unique_ptr<llvm::Module> module = internal::codegen_llvm(source, context, target, options);
-        std::unique_ptr<llvm::TargetMachine> machine = internal::make_target_machine(target, options);
-        internal::optimize_module(*module, *machine, options);
-        object = internal::emit_object(*module, *machine);
-    }
-    const std::string runtime(reinterpret_cast<const char *>(internal::embedded_runtime_object),
-                              internal::embedded_runtime_object_size);
-
+    create_library_directory(dir);
+    const std::string object = kernel_object(source, options);
     LibraryFiles files;
     files.library = (fs::path(dir) / ("lib" + source.name + ".a")).string();
     files.header = (fs::path(dir) / (source.name + ".h")).string();
-    write_archive(files.library, {{source.name + ".o", &object}, {"tessera_runtime.o", &runtime}});
+    write_archive(files.library, {{source.name + ".o", &object}, {"tessera_runtime.o", &runtime_object()}});
     write_file(files.header, c_header(source));
     return files;
 }
+
+LibraryFiles compile_model_to_library(const Pipeline &model, const std::vector<Input> &inputs, const std::vector<Binding> &constants,
+                                      const std::string &name, const std::string &dir,
+                                      const std::vector<std::vector<int64_t>> &output_shapes, const CpuOptions &options) {
+    namespace fs = std::filesystem;
+    const KernelSource graph = kernel_source(lower(model, Target::host(), output_shapes), name + "_graph");
+    // The entry point's arguments: the model's inputs, then its outputs; the graph kernel's
+    // other Inputs are the constants.
+    KernelSource entry{name, {}, {}};
+    std::vector<internal::ModelKernelArgument> graph_arguments;
+    for (const Input &in : inputs) {
+        KernelArgument a{in.name(), KernelArgument::Kind::Input, in.type(), in.shape()};
+        for (const KernelArgument &g : graph.arguments)
+            if (g.kind == KernelArgument::Kind::Input && g.name == in.name()) a = g; // the shape the kernel checks
+        entry.arguments.push_back(a);
+    }
+    for (const KernelArgument &g : graph.arguments) {
+        internal::ModelKernelArgument source;
+        if (g.kind == KernelArgument::Kind::Scalar)
+            throw Error("compile_model_to_library: " + name + " has a scalar Param '" + g.name + "'; a model library takes buffers only");
+        if (g.kind == KernelArgument::Kind::Output) {
+            source.entry_index = int(entry.arguments.size());
+            entry.arguments.push_back(g);
+        } else {
+            for (size_t i = 0; i < inputs.size(); ++i)
+                if (inputs[i].name() == g.name) source.entry_index = int(i);
+            if (source.entry_index < 0) {
+                for (const Binding &c : constants)
+                    if (!c.is_param && c.name == g.name) source.constant = c.buffer;
+                if (!source.constant.defined())
+                    throw Error("compile_model_to_library: " + name + " reads Input '" + g.name + "', which is neither a model input nor a constant");
+            }
+        }
+        graph_arguments.push_back(std::move(source));
+    }
+    create_library_directory(dir);
+    const std::string graph_object = kernel_object(graph, options);
+    const std::string entry_object = internal::emit_model_entry_object(name, entry.arguments.size(), graph_arguments, options);
+    LibraryFiles files;
+    files.library = (fs::path(dir) / ("lib" + name + ".a")).string();
+    files.header = (fs::path(dir) / (name + ".h")).string();
+    write_archive(files.library, {{graph.name + ".o", &graph_object}, {name + ".o", &entry_object}, {"tessera_runtime.o", &runtime_object()}});
+    write_file(files.header, c_header(entry));
+    return files;
+}
+
 
 LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, const std::string &dir, const Target &target,
                                 const CpuOptions &options) {

@@ -174,7 +174,7 @@ ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Binding
         result.cycles += r.report.cycles;
         result.host_io_cycles += r.report.host_io_cycles;
         result.problem_bound_cycles += r.report.problem_bound_cycles;
-        result.kernels.push_back({k.head, k.label, r.report});
+        result.kernels.push_back({k.head, k.label, r.report, r.trace_json});
     }
     for (const std::string &o : program.outputs) result.outputs.push_back(computed.at(o));
     return result;

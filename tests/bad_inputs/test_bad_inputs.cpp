@@ -219,7 +219,7 @@ TEST(BadInputTable, HasAtLeastFifteenCasesPerReaderAndSubcommand) {
         EXPECT_TRUE(names.insert(c["name"].get<std::string>()).second) << c["name"] << " is in the table twice";
     }
     for (const char *reader : {"assembly", "binary", "target", "schedule", "npy", "cli targets", "cli sim", "cli run", "cli lower", "cli tune", "cli db",
-                               "cli import", "cli run-model", "cli sweep", "cli plot", "cli db replay"})
+                               "cli import", "cli run-model", "cli compile", "cli sweep", "cli plot", "cli db replay"})
         EXPECT_GE(per_reader[reader], 15) << reader;
     EXPECT_GE(names.size(), 200u);
 }

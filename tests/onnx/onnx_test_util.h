@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "tessera/buffer.h"
+#include "test_support.h"
 
 namespace onnx_test {
 
@@ -52,6 +54,40 @@ inline std::string compare(const tessera::Buffer<> &actual, const tessera::Buffe
             return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " != expected " + std::to_string(e[i]) +
                    " (tolerance " + std::to_string(tol) + ")";
     }
+    return "";
+}
+
+/// The small models of small_models.py (Debian's python3-onnx), written once per process into
+/// the directory of the test that first asks.
+inline const std::filesystem::path &small_models_dir() {
+    static const std::filesystem::path dir = [] {
+        const std::filesystem::path d = tessera_test::unique_temp_dir();
+        const auto r = tessera_test::run_command("/usr/bin/python3 '" TESSERA_SOURCE_DIR "/tests/onnx/small_models.py' '" + d.string() + "'");
+        EXPECT_EQ(r.status, 0) << r.err;
+        return d;
+    }();
+    return dir;
+}
+
+/// A fresh directory of the running test's own, beside (never inside) the one unique_temp_dir()
+/// gives it, so that it cannot remove the models small_models_dir() may have written there.
+inline std::filesystem::path work_dir() {
+    const std::filesystem::path dir = tessera_test::test_scoped_path().string() + "_work";
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    return dir;
+}
+
+/// "" when `actual` is within `relative` × max(1, max|expected|) of `expected` everywhere (the
+/// chips' bf16 tolerance with relative = 3e-2).
+inline std::string within(const tessera::Buffer<> &actual, const tessera::Buffer<> &expected, double relative) {
+    if (actual.shape() != expected.shape()) return "shapes differ";
+    const std::vector<double> a = flat_values(actual), e = flat_values(expected);
+    double scale = 1;
+    for (double v : e) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < a.size(); ++i)
+        if (!(std::fabs(a[i] - e[i]) <= relative * scale))
+            return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs reference " + std::to_string(e[i]);
     return "";
 }
 

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "onnx_test_util.h"
 #include "tessera/codegen/backends.h"
@@ -19,15 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace tessera;
 
-const fs::path &models_dir() {
-    static const fs::path dir = [] {
-        const fs::path d = tessera_test::unique_temp_dir();
-        const auto r = tessera_test::run_command("/usr/bin/python3 '" TESSERA_SOURCE_DIR "/tests/onnx/small_models.py' '" + d.string() + "'");
-        EXPECT_EQ(r.status, 0) << r.err;
-        return d;
-    }();
-    return dir;
-}
+const fs::path &models_dir() { return onnx_test::small_models_dir(); }
 
 onnx::Model import_model(const std::string &name) {
     return onnx::import((models_dir() / (name + ".onnx")).string(), {.dims = {{"N", 2}}});
@@ -37,17 +32,7 @@ std::map<std::string, Buffer<>> model_inputs(const onnx::Model &m, const std::st
     return {{m.inputs.at(0).name, Buffer<>::load_npy((models_dir() / (name + ".in_0.npy")).string())}};
 }
 
-/// "" when `actual` is within `relative` × max(1, max|expected|) of `expected` everywhere.
-std::string within(const Buffer<> &actual, const Buffer<> &expected, double relative) {
-    if (actual.shape() != expected.shape()) return "shapes differ";
-    const std::vector<double> a = onnx_test::flat_values(actual), e = onnx_test::flat_values(expected);
-    double scale = 1;
-    for (double v : e) scale = std::max(scale, std::fabs(v));
-    for (size_t i = 0; i < a.size(); ++i)
-        if (!(std::fabs(a[i] - e[i]) <= relative * scale))
-            return "element " + std::to_string(i) + ": " + std::to_string(a[i]) + " vs reference " + std::to_string(e[i]);
-    return "";
-}
+using onnx_test::within;
 
 using ChipCase = std::tuple<std::string, std::string>; // model, target
 
@@ -99,6 +84,103 @@ TEST(ModelOnChip, AHostTargetIsRefused) {
     } catch (const Error &e) {
         EXPECT_NE(std::string(e.what()).find("is not a chip"), std::string::npos) << e.what();
     }
+}
+
+using onnx_test::work_dir;
+
+/// `tessera run-model` on a small model with --trace and --json: the report and the trace, parsed.
+struct TracedRun {
+    nlohmann::json report, trace;
+};
+
+TracedRun run_model_with_trace(const std::string &name, const std::string &target) {
+    const fs::path trace = work_dir() / "model.trace.json";
+    const auto r = tessera_test::run_command("'" TESSERA_BINARY_DIR "/apps/cli/tessera' run-model '" + (models_dir() / (name + ".onnx")).string() +
+                                             "' --dim N=2 --target " + target + " --trace '" + trace.string() + "' --json");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    std::ifstream f(trace);
+    return {nlohmann::json::parse(r.out), nlohmann::json::parse(f)};
+}
+
+class ModelTraceOnChip : public testing::TestWithParam<ChipCase> {};
+
+TEST_P(ModelTraceOnChip, PlacesEveryKernelOneAfterAnotherOverTheReportedTotalCycles) {
+    const auto &[name, target] = GetParam();
+    const TracedRun run = run_model_with_trace(name, target);
+    const nlohmann::json &kernels = run.report.at("kernels");
+    const int64_t total = run.report.at("total_cycles").get<int64_t>();
+    EXPECT_EQ(total, run.report.at("cycles").get<int64_t>() + run.report.at("host_io_cycles").get<int64_t>());
+    // The kernels track: one box per kernel of the report, in order, each starting where the
+    // one before ended, each as long as its cycles and host I/O.
+    std::vector<nlohmann::json> kernel_boxes;
+    std::map<std::string, int> instructions_per_kernel;
+    int64_t latest_end = 0;
+    for (const nlohmann::json &e : run.trace.at("traceEvents")) {
+        if (e.at("ph") != "X") continue;
+        const int64_t begin = e.at("args").at("begin_cycle"), end = e.at("args").at("end_cycle");
+        EXPECT_LE(0, begin);
+        EXPECT_LE(begin, end) << e.dump();
+        latest_end = std::max(latest_end, end);
+        if (e.at("tid") == 1) kernel_boxes.push_back(e);
+        else if (e.at("args").contains("instruction")) ++instructions_per_kernel[e.at("args").at("kernel").get<std::string>()];
+    }
+    ASSERT_EQ(kernel_boxes.size(), kernels.size());
+    int64_t offset = 0;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        const nlohmann::json &box = kernel_boxes[k];
+        const std::string label = kernels[k].at("kernel");
+        EXPECT_NE(box.at("name").get<std::string>().find(label), std::string::npos) << box.dump();
+        EXPECT_EQ(box.at("args").at("fused"), kernels[k].at("fused"));
+        EXPECT_EQ(box.at("args").at("begin_cycle").get<int64_t>(), offset) << label;
+        offset += kernels[k].at("cycles").get<int64_t>() + kernels[k].at("host_io_cycles").get<int64_t>();
+        EXPECT_EQ(box.at("args").at("end_cycle").get<int64_t>(), offset) << label;
+        EXPECT_GT(instructions_per_kernel[label], 0) << "no instruction of " << label << " in the trace";
+    }
+    EXPECT_EQ(offset, total);
+    EXPECT_EQ(latest_end, total) << "the trace spans the model's total cycles";
+    EXPECT_EQ(run.trace.at("otherData").at("total_cycles").get<int64_t>(), total);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, ModelTraceOnChip,
+                         testing::Combine(testing::Values("mlp", "conv_net"), testing::Values("tsp-mini", "npu-edge")),
+                         [](const testing::TestParamInfo<ChipCase> &i) {
+                             std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
+                             std::replace(s.begin(), s.end(), '-', '_');
+                             return s;
+                         });
+
+TEST(ModelTraceOnChip, ShowsTheHostLinkTransfersOfADramChipAsTheirOwnBoxes) {
+    const TracedRun run = run_model_with_trace("mlp", "npu-edge");
+    int64_t link_cycles = 0;
+    for (const nlohmann::json &e : run.trace.at("traceEvents"))
+        if (e.at("ph") == "X" && e.at("tid") == 2) link_cycles += e.at("args").at("end_cycle").get<int64_t>() - e.at("args").at("begin_cycle").get<int64_t>();
+    EXPECT_EQ(link_cycles, run.report.at("host_io_cycles").get<int64_t>());
+    EXPECT_GT(link_cycles, 0);
+}
+
+TEST(ModelTraceOnHost, HasOneTimedBoxPerFusionGroupOneAfterAnother) {
+    const TracedRun run = run_model_with_trace("mlp", "host");
+    std::vector<nlohmann::json> boxes;
+    for (const nlohmann::json &e : run.trace.at("traceEvents"))
+        if (e.at("ph") == "X") boxes.push_back(e);
+    // mlp: three layers, each a matmul with its bias and activation fused.
+    ASSERT_EQ(boxes.size(), 3u) << run.trace.dump();
+    EXPECT_EQ(boxes[0].at("args").at("fused"), (nlohmann::json{"node 'fc1' (MatMul)", "node 'bias1' (Add)", "node 'relu1' (Relu)"}));
+    double at = 0;
+    for (const nlohmann::json &b : boxes) {
+        EXPECT_DOUBLE_EQ(b.at("ts").get<double>(), at);
+        EXPECT_GT(b.at("dur").get<double>(), 0);
+        at += b.at("dur").get<double>();
+    }
+    EXPECT_EQ(run.report.at("verified"), true);
+}
+
+TEST(ModelTrace, AnUnwritableTraceFileIsAClearError) {
+    const fs::path missing = work_dir() / "no such dir" / "t.json";
+    const auto r = tessera_test::run_command("'" TESSERA_BINARY_DIR "/apps/cli/tessera' run-model '" + (models_dir() / "mlp.onnx").string() +
+                                             "' --dim N=2 --target tsp-mini --trace '" + missing.string() + "'");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("tessera: error: run-model: cannot write the trace"), std::string::npos) << r.err;
 }
 
 class FusionSchedule : public testing::TestWithParam<std::string> {};

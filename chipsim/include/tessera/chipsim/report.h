@@ -34,6 +34,11 @@ struct Report {
     int64_t cycles = 0;                           ///< Kernel cycles (host I/O excluded).
     int64_t host_io_cycles = 0;                   ///< Moving inputs in and outputs out.
     int64_t total_cycles = 0;                     ///< cycles + host_io_cycles.
+    /// On chips with DRAM the host link fills DRAM with the inputs before the program runs and
+    /// reads the outputs back after it, outside the program (host_io_cycles is their sum); on
+    /// chips whose programs DMA from the host both are 0: those transfers are the program's own
+    /// instructions, in its trace.
+    int64_t host_link_in_cycles = 0, host_link_out_cycles = 0;
     int64_t macs = 0;
     double macs_per_cycle = 0.0;                  ///< Achieved: macs / cycles.
     double peak_macs_per_cycle = 0.0;             ///< For the dtype that did most MACs.

@@ -54,6 +54,17 @@ LibraryFiles compile_to_library(const Pipeline &p, const std::string &name, cons
                                 const std::vector<std::vector<int64_t>> &output_shapes,
                                 const Target &target = Target::host(), const CpuOptions &options = {});
 
+/// A whole model as a host library with one entry point, `int <name>(inputs..., outputs...)`:
+/// `model`'s pipeline lowered for outputs of `output_shapes` (the kernel <name>_graph, every
+/// Input an argument), its `constants` (weights, biases: Inputs bound on every run) embedded in
+/// the library, and the entry point taking `inputs` in order, then the outputs in the
+/// pipeline's order; <name>_argv and <name>_error_message as for any kernel library. Throws
+/// tessera::Error naming an Input that is neither among `inputs` nor `constants`, or the file on
+/// I/O failure.
+LibraryFiles compile_model_to_library(const Pipeline &model, const std::vector<Input> &inputs, const std::vector<Binding> &constants,
+                                      const std::string &name, const std::string &dir,
+                                      const std::vector<std::vector<int64_t>> &output_shapes, const CpuOptions &options = {});
+
 /// As above for a kernel source (a hand-made or lowered loop nest).
 LibraryFiles compile_to_library(const KernelSource &source, const std::string &dir, const CpuOptions &options = {});
 

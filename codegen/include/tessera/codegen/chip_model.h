@@ -46,6 +46,7 @@ struct ChipModelProgram {
 struct ChipKernelRun {
     std::string head, label;
     chipsim::Report report;
+    std::string trace_json; ///< The kernel's Chrome trace when ChipRunOptions::trace.
 };
 
 /// The outcome of running a model on a chip.
@@ -63,5 +64,66 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
 
 /// Runs the kernels in order on chipsim; `bindings` bind the model's Inputs.
 ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
+
+/// What write_model_artifacts wrote.
+struct ModelArtifactFiles {
+    std::string manifest;               ///< <dir>/<name>.model.json
+    std::string header;                 ///< <dir>/<name>.h
+    std::vector<std::string> artifacts; ///< <dir>/<name>_k<i>.tchip, in run order
+    std::vector<std::string> constants; ///< <dir>/<name>.constants/<Input>.bin
+};
+
+/// The model's side of its interface, for write_model_artifacts: its inputs (the model's names
+/// and the Inputs they are read through), its output names (one per pipeline output) and its
+/// constants (Inputs bound on every run: weights, biases).
+struct ModelInterface {
+    std::vector<std::string> input_names;
+    std::vector<Input> inputs;
+    std::vector<std::string> output_names;
+    std::vector<Binding> constants;
+};
+
+/// Writes a model compiled for a chip as files a C program runs with libtessera_chiprt: each
+/// kernel as a chip artifact (chip_artifact.h: <name>_k<i>.tchip and its manifest), each constant
+/// as raw dense bytes, <name>.model.json (the kernels in run order, each argument in the
+/// artifact's order — inputs, then outputs: "direction" in or out — with its role — a model input, a constant and its file, an intermediate
+/// tensor an earlier kernel produced, a model output — and the intermediate tensors), and a C
+/// header listing the same. `target` is the chip `program` was compiled for. Throws
+/// tessera::Error naming the file on I/O failure.
+ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const ModelInterface &model, const Target &target,
+                                         const std::string &name, const std::string &dir);
+
+/// The Chrome trace (chrome://tracing, Perfetto) of a whole model's run made with
+/// ChipRunOptions::trace: each kernel's instructions (chipsim's trace of its program) placed one
+/// after another on one time axis, each kernel offset by the total cycles (host I/O included) of
+/// those before it, each box named with its kernel; a "kernels" track with one box per kernel
+/// (its label, the values fused into it), and on chips with DRAM a "host link" track with the
+/// transfers before and after each kernel. The span is result.cycles + result.host_io_cycles;
+/// every event's args carry begin_cycle and end_cycle on that axis.
+std::string chrome_trace_json(const ChipModelProgram &program, const ChipModelResult &result);
+
+/// One fusion group of a model run on the host (profile_model_on_host).
+struct HostGroupRun {
+    std::string head, label;
+    std::vector<std::string> fused; ///< Labels of every graph value computed in the group, producers first.
+    double run_ms = 0;              ///< Its measured run time.
+};
+
+/// A model run on the host group by group, each group JIT-compiled on its own.
+struct HostModelProfile {
+    std::vector<Buffer<>> outputs;
+    std::vector<HostGroupRun> groups; ///< In the order they ran.
+};
+
+/// Runs `model` on the host as its fusion groups — a graph value joins the groups of the
+/// producers only it reads as long as the merged group holds at most one value with a reduction
+/// (a bias, an activation, a residual add joins its matmul or conv; an element-wise chain is one
+/// group; two matmuls are two) — each compiled for the host and timed on its own, in order. For
+/// the trace of a host run.
+HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<GraphValue> &values, const Bindings &bindings);
+
+/// The Chrome trace of a host profile: one box per fusion group, one after another, each as
+/// long as its measured time.
+std::string chrome_trace_json(const HostModelProfile &profile);
 
 } // namespace tessera
