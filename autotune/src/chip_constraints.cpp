@@ -14,10 +14,12 @@
 namespace tessera::internal::autotune {
 
 bool ChipMatmulChoice::operator<(const ChipMatmulChoice &o) const {
-    return std::tie(tile_m, tile_n, acc_bank, blocks_per_row) < std::tie(o.tile_m, o.tile_n, o.acc_bank, o.blocks_per_row);
+    return std::tie(tile_m, tile_n, acc_bank, blocks_per_row, tile_order, double_buffer) <
+           std::tie(o.tile_m, o.tile_n, o.acc_bank, o.blocks_per_row, o.tile_order, o.double_buffer);
 }
 bool ChipMatmulChoice::operator==(const ChipMatmulChoice &o) const {
-    return tile_m == o.tile_m && tile_n == o.tile_n && acc_bank == o.acc_bank && blocks_per_row == o.blocks_per_row;
+    return tile_m == o.tile_m && tile_n == o.tile_n && acc_bank == o.acc_bank && blocks_per_row == o.blocks_per_row &&
+           tile_order == o.tile_order && double_buffer == o.double_buffer;
 }
 std::string ChipMatmulChoice::to_string() const {
     std::string s = tile_m > 0 || tile_n > 0
@@ -25,7 +27,9 @@ std::string ChipMatmulChoice::to_string() const {
                               (tile_n > 0 ? std::to_string(tile_n) : std::string("lib"))
                         : std::string("library tile");
     return s + (acc_bank >= 0 ? ", ACC bank " + std::to_string(acc_bank) : ", ACC bank any") +
-           (blocks_per_row > 0 ? ", " + std::to_string(blocks_per_row) + " blocks/row" : std::string());
+           (blocks_per_row > 0 ? ", " + std::to_string(blocks_per_row) + " blocks/row" : std::string()) +
+           (tile_order.empty() ? std::string() : ", " + tile_order + " order") +
+           (double_buffer == 0 ? ", one ACC buffer" : std::string());
 }
 
 namespace {

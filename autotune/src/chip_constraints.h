@@ -22,6 +22,8 @@ struct ChipMatmulChoice {
     int64_t tile_n = 0;  ///< output tile columns (tile j); 0: the library's
     int acc_bank = -1;   ///< store_in(ACC, bank); -1: any
     int64_t blocks_per_row = 0; ///< blocks_per_row(n) (chip_blocks_per_row_values); 0: the backend's rule
+    std::string tile_order;     ///< tile_order(order) (chip_tile_order_values); empty: the backend's rule
+    int double_buffer = -1;     ///< double_buffer(false) when 0 (chip_double_buffer_values); -1: the library's
     bool operator<(const ChipMatmulChoice &o) const;
     bool operator==(const ChipMatmulChoice &o) const;
     std::string to_string() const;

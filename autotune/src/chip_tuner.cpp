@@ -89,6 +89,20 @@ Schedule with_choice(Schedule s, const std::string &product, const ChipMatmulCho
         d.factors = {c.blocks_per_row};
         fs.stages[0].push_back(d);
     }
+    if (!c.tile_order.empty()) {
+        std::erase_if(fs.stages[0], [](const Directive &d) { return d.kind == DirectiveKind::TileOrder; });
+        Directive d;
+        d.kind = DirectiveKind::TileOrder;
+        d.vars = {c.tile_order};
+        fs.stages[0].push_back(d);
+    }
+    if (c.double_buffer == 0) {
+        std::erase_if(fs.stages[0], [](const Directive &d) { return d.kind == DirectiveKind::DoubleBuffer; });
+        Directive d;
+        d.kind = DirectiveKind::DoubleBuffer;
+        d.factors = {0};
+        fs.stages[0].push_back(d);
+    }
     return s;
 }
 
@@ -164,6 +178,13 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         std::vector<int64_t> blocks_per_row{0};
         for (int64_t v : legal_per_row)
             if (v != legal_per_row.back()) blocks_per_row.push_back(v);
+        // The order of the output tiles: the rule (the first legal value) and every other.
+        // (double_buffer(false), chip_double_buffer_values, is not searched yet: on tsp-mini it
+        // doubles a space the tests' 64-run budgets now cover whole.)
+        const std::vector<std::string> legal_orders = chip_tile_order_values(chip);
+        std::vector<std::string> tile_orders{""};
+        for (size_t o = 1; o < legal_orders.size(); ++o) tile_orders.push_back(legal_orders[o]);
+        const std::vector<int> double_buffers{-1};
         std::set<std::string> reasons;
         // Z3 sees the sizes the backend will get: the library's where the choice keeps them.
         auto infeasible = [&](const ChipMatmulChoice &c) {
@@ -180,17 +201,20 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         for (int64_t r : rows)
             for (int64_t c : columns)
                 for (int bank = -1; bank < acc_banks; ++bank)
-                    for (int64_t per_row : blocks_per_row) {
-                        const ChipMatmulChoice choice{r, c, bank, per_row};
-                        if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
-                        ++result.generated;
-                        if (const std::optional<std::string> why = infeasible(choice)) {
-                            ++result.proven_infeasible;
-                            if (reasons.insert(*why).second) result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
-                            continue;
-                        }
-                        candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
-                    }
+                    for (int64_t per_row : blocks_per_row)
+                        for (const std::string &order : tile_orders)
+                            for (int buffers : double_buffers) {
+                                const ChipMatmulChoice choice{r, c, bank, per_row, order, buffers};
+                                if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
+                                ++result.generated;
+                                if (const std::optional<std::string> why = infeasible(choice)) {
+                                    ++result.proven_infeasible;
+                                    if (reasons.insert(*why).second)
+                                        result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
+                                    continue;
+                                }
+                                candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
+                            }
     } else {
         // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
         // producer is computed, reduction splits; a row block in the lanes Z3 refuses before

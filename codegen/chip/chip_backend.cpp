@@ -61,6 +61,35 @@ void apply_blocks_per_row(const std::string &product, const Directive &d, const 
     kk.pack_rows = d.factors[0] == 2 ? 1 : 0;
 }
 
+/// double_buffer([false]) on the product: factors {} or {1} two accumulator buffers, {0} one.
+void apply_double_buffer(const std::string &product, const Directive &d, const chipsim::Target &t, GemmKernel &kk) {
+    if (d.factors.size() > 1 || (d.factors.size() == 1 && d.factors[0] != 0 && d.factors[0] != 1))
+        throw Error("chip backend: " + product + ": " + d.to_string() + ": " + t.name +
+                    " double-buffers the accumulators or not: factors [] or [1] (on) or [0] (off)");
+    kk.double_buffer = d.factors.empty() || d.factors[0] != 0;
+}
+
+/// tile_order(order) on the product: checked against chip_tile_order_values.
+void apply_tile_order(const std::string &product, const Directive &d, const chipsim::Target &t, GemmKernel &kk) {
+    const std::vector<std::string> legal = chip_tile_order_values(t);
+    if (d.vars.size() != 1 || std::find(legal.begin(), legal.end(), d.vars[0]) == legal.end()) {
+        if (legal.empty())
+            throw Error("chip backend: " + product + ": " + d.to_string() + ": " + t.name +
+                        "'s matmuls run their output tiles in waves over the planes, in one fixed order: drop tile_order");
+        std::string values;
+        for (const std::string &v : legal) values += (values.empty() ? "\"" : "\", \"") + v;
+        throw Error("chip backend: " + product + ": " + d.to_string() + ": " + t.name + " orders output tiles as " + values + "\"");
+    }
+    kk.tile_order = d.vars[0];
+}
+
+/// The product's directives that shape the kernel itself (not its tiles or banks).
+void apply_kernel_directive(const std::string &product, const Directive &d, const chipsim::Target &t, GemmKernel &kk) {
+    if (d.kind == DirectiveKind::BlocksPerRow) apply_blocks_per_row(product, d, t, kk);
+    if (d.kind == DirectiveKind::DoubleBuffer) apply_double_buffer(product, d, t, kk);
+    if (d.kind == DirectiveKind::TileOrder) apply_tile_order(product, d, t, kk);
+}
+
 /// Reads the directives of the matmul's update (tile/split sizes, tensorize) and of the Funcs
 /// (store_in, double_buffer) into the kernel description, checking what the chip can do.
 void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m, int64_t n, int64_t k, GemmKernel &kk,
@@ -150,8 +179,7 @@ void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m,
                                 std::to_string(acc->banks - 1));
             }
         }
-        if (d.kind == DirectiveKind::DoubleBuffer) kk.double_buffer = true;
-        if (d.kind == DirectiveKind::BlocksPerRow) apply_blocks_per_row(g.product.name(), d, t, kk);
+        apply_kernel_directive(g.product.name(), d, t, kk);
     }
     if (g.output.name() != g.product.name())
         for (const Directive &d : g.output.contents()->schedule.stage(0))
@@ -262,7 +290,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     base.b_batched = false;
     for (const Directive &d : g.product.contents()->schedule.stage(0)) {
         if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC && d.bank >= 0) base.acc_bank = d.bank;
-        if (d.kind == DirectiveKind::BlocksPerRow) apply_blocks_per_row(g.product.name(), d, t, base);
+        apply_kernel_directive(g.product.name(), d, t, base);
     }
     base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
 
@@ -379,6 +407,10 @@ chipsim::Target chip_target_description(const Target &target) {
 std::vector<int64_t> chip_blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype) {
     return internal::chip::blocks_per_row_values(t, in_dtype);
 }
+
+std::vector<std::string> chip_tile_order_values(const chipsim::Target &t) { return internal::chip::tile_order_values(t); }
+
+std::vector<int64_t> chip_double_buffer_values(const chipsim::Target &) { return {0, 1}; }
 
 /// The pipelines with a matmul-shaped stage: matmuls with epilogues and convolutions on the MXM.
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,

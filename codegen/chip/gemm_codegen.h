@@ -26,7 +26,10 @@ struct GemmKernel {
     bool a_batched = false, b_batched = false;
     /// Output tile rows (accumulator rows per job) and columns; 0 picks the default.
     int64_t tile_m = 0, tile_n = 0;
+    /// Accumulators double-buffered where two output tiles fit (double_buffer(false): one).
     bool double_buffer = true;
+    /// npu-edge: the order of the output tiles (tile_order_values); empty: "rows_snake".
+    std::string tile_order;
     /// npu-edge: bring two MXM blocks of A and B in each scratchpad row (npu_packs_operand_rows);
     /// -1 by the default rule (wherever the rows hold two), 0 never, 1 always (an error where
     /// they cannot).
@@ -81,6 +84,10 @@ bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t);
 
 /// chip_blocks_per_row_values (chip_backend.h): 1, and 2 where npu_packs_operand_rows can.
 std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
+
+/// chip_tile_order_values (chip_backend.h): npu-edge walks its output tiles in any of the four
+/// orders, "rows_snake" first (the rule); tsp-mini's waves of planes fix the order (none).
+std::vector<std::string> tile_order_values(const chipsim::Target &t);
 
 /// Emits the kernel's instructions; appends what it decided (tiles, placement) to `summary`.
 /// Throws tessera::Error when a tile or an explicit placement cannot fit the target.

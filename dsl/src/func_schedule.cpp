@@ -294,9 +294,10 @@ Func &Func::layout(const Layout &layout) {
     record_func(contents_, d);
     return *this;
 }
-Func &Func::double_buffer() {
+Func &Func::double_buffer(bool on) {
     Directive d;
     d.kind = DirectiveKind::DoubleBuffer;
+    if (!on) d.factors = {0};
     record_func(contents_, d);
     return *this;
 }
@@ -305,6 +306,15 @@ Func &Func::blocks_per_row(int n) {
     Directive d;
     d.kind = DirectiveKind::BlocksPerRow;
     d.factors = {n};
+    record_func(contents_, d);
+    return *this;
+}
+
+Func &Func::tile_order(const std::string &order) {
+    if (order.empty()) throw Error(name() + ".tile_order(\"\"): name an order (\"rows_snake\", \"rows\", \"columns_snake\", \"columns\")");
+    Directive d;
+    d.kind = DirectiveKind::TileOrder;
+    d.vars = {order};
     record_func(contents_, d);
     return *this;
 }

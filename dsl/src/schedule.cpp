@@ -46,6 +46,7 @@ constexpr KindName kKindNames[] = {
     {DirectiveKind::DoubleBuffer, "double_buffer"},
     {DirectiveKind::Tensorize, "tensorize"},
     {DirectiveKind::BlocksPerRow, "blocks_per_row"},
+    {DirectiveKind::TileOrder, "tile_order"},
 };
 
 } // namespace

@@ -137,7 +137,7 @@ void resolve_levels(LoweredFunc &lf) {
             wants_storage = true;
             break;
         case DirectiveKind::DoubleBuffer:
-            lf.double_buffer = true;
+            lf.double_buffer = d.factors.empty() || d.factors[0] != 0;
             wants_storage = true;
             break;
         default:

@@ -10,6 +10,8 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <set>
 #include <fstream>
 
 namespace tessera {
@@ -113,26 +115,47 @@ TEST(ChipMatmulNpu, HalfSizeMatmulsReachEightyFivePercentOfTheirRoofline) {
 
 /// npu-edge's int8 matmul with the library schedule plus `edit` applied to its JSON form (the
 /// way a tuned schedule reaches the backend), run functionally.
-ChipResult npu_int8_matmul_with(const std::function<void(std::string &json)> &edit, int m, int n, int k) {
+ChipResult npu_int8_matmul_with(const std::function<void(std::string &json)> &edit, int m, int n, int k,
+                                const std::string &chip = "npu-edge") {
     Input A(Int(8), {m, k}, "A"), B(Int(8), {k, n}, "B");
     Func c = ops::matmul(A, B);
     Pipeline p(c);
-    apply_chip_library_schedule(p, Target::named("npu-edge"), {{m, n}});
+    apply_chip_library_schedule(p, Target::named(chip), {{m, n}});
     std::string json = p.schedule().to_json(-1); // one line: {"memory":"ACC","op":"store_in"}
     edit(json);
     p.set_schedule(Schedule::from_json(json, "edited schedule"));
     return test::expect_matches_reference(p, {m, n},
                                           {{A, test::random_buffer(Int(8), {m, k}, 81)}, {B, test::random_buffer(Int(8), {k, n}, 82)}},
-                                          "npu-edge", Int(8));
+                                          chip, Int(8));
 }
 
-/// Adds blocks_per_row(n) to the directives of the Func that stores in ACC (the matmul's product).
-std::function<void(std::string &)> blocks_per_row(int n) {
-    return [n](std::string &json) {
+/// Adds `directive` (its JSON) to the directives of the Func that stores in ACC (the matmul's product).
+std::function<void(std::string &)> add_to_product(const std::string &directive) {
+    return [directive](std::string &json) {
         const std::string acc = "\"memory\":\"ACC\",\"op\":\"store_in\"}";
         const size_t at = json.find(acc);
         ASSERT_NE(at, std::string::npos) << json;
-        json.insert(at + acc.size(), ",{\"factors\":[" + std::to_string(n) + "],\"op\":\"blocks_per_row\"}");
+        json.insert(at + acc.size(), "," + directive);
+    };
+}
+
+/// Adds blocks_per_row(n) to the product's directives.
+std::function<void(std::string &)> blocks_per_row(int n) {
+    return add_to_product("{\"factors\":[" + std::to_string(n) + "],\"op\":\"blocks_per_row\"}");
+}
+
+/// Adds tile_order(order) to the product's directives.
+std::function<void(std::string &)> tile_order(const std::string &order) {
+    return add_to_product("{\"op\":\"tile_order\",\"vars\":[\"" + order + "\"]}");
+}
+
+/// Replaces the library's double_buffer() on the product by double_buffer with these factors.
+std::function<void(std::string &)> double_buffer(const std::string &factors) {
+    return [factors](std::string &json) {
+        const std::string on = "{\"op\":\"double_buffer\"}";
+        const size_t at = json.find(on);
+        ASSERT_NE(at, std::string::npos) << json;
+        json.replace(at, on.size(), "{\"factors\":[" + factors + "],\"op\":\"double_buffer\"}");
     };
 }
 
@@ -191,6 +214,91 @@ TEST(ChipMatmulNpu, BlocksPerRowLegalValuesAndRefusals) {
     c3.blocks_per_row(3);
     test::expect_chip_error(Pipeline(c3), {64, 64}, "npu-edge", "npu-edge takes 1 or 2 int8 MXM block(s) per SPAD row");
     EXPECT_THROW(c3.blocks_per_row(0), Error);
+}
+
+/// The output tiles' order of a chip's (tile m, tile n) pairs, read from the drains' ACC reads
+/// is hard; the stores' C offsets say it: each output tile's first store, in program order.
+std::vector<int64_t> c_store_offsets(const ChipResult &r) {
+    std::vector<int64_t> offsets;
+    for (auto &in : r.program.program.instructions)
+        if (in.op == chipsim::Opcode::DmaStore && in.view.tensor == "C") offsets.push_back(in.view.offset);
+    return offsets;
+}
+
+TEST(ChipMatmulNpu, TileOrderDirectiveChangesTheProgramAndTheCycles) {
+    // 512 x 512 int8 over K = 256: two row bands of 256 rows and several column tiles. Every
+    // order computes the same result (each equals the reference evaluator); the rule snakes
+    // the rows, "columns" walks down each column of tiles first, so the stores come in
+    // another order and the operands are reused differently.
+    const int m = 512, n = 512, k = 256;
+    const ChipResult rule = npu_int8_matmul_with([](std::string &) {}, m, n, k);
+    std::map<std::string, ChipResult> by_order;
+    for (const std::string &order : chip_tile_order_values(chipsim::load_target("npu-edge")))
+        by_order.emplace(order, npu_int8_matmul_with(tile_order(order), m, n, k));
+    ASSERT_EQ(by_order.size(), 4u);
+    EXPECT_EQ(rule.program.assembly, by_order.at("rows_snake").program.assembly) << "unset: rows_snake";
+    EXPECT_EQ(rule.report.cycles, by_order.at("rows_snake").report.cycles);
+    EXPECT_NE(by_order.at("columns").program.summary.find("in columns order"), std::string::npos)
+        << by_order.at("columns").program.summary;
+    std::set<std::vector<int64_t>> store_orders;
+    std::set<int64_t> cycles;
+    for (const auto &[order, r] : by_order) {
+        store_orders.insert(c_store_offsets(r));
+        cycles.insert(r.report.cycles);
+    }
+    EXPECT_EQ(store_orders.size(), 4u) << "each order stores its tiles in another order";
+    EXPECT_GE(cycles.size(), 2u) << "the order changes the cycles";
+}
+
+TEST(ChipMatmulNpu, TileOrderLegalValuesAndRefusals) {
+    const chipsim::Target npu = chipsim::load_target("npu-edge"), tsp = chipsim::load_target("tsp-mini");
+    EXPECT_EQ(chip_tile_order_values(npu), (std::vector<std::string>{"rows_snake", "rows", "columns_snake", "columns"}));
+    EXPECT_TRUE(chip_tile_order_values(tsp).empty()) << "tsp-mini's plane waves fix the order";
+    Input A8(Int(8), {64, 64}, "A"), B8(Int(8), {64, 64}, "B");
+    Func c = ops::matmul(A8, B8);
+    apply_chip_library_schedule(Pipeline(c), Target::named("npu-edge"), {{64, 64}});
+    c.tile_order("diagonal");
+    test::expect_chip_error(Pipeline(c), {64, 64}, "npu-edge",
+                            "tile_order(diagonal): npu-edge orders output tiles as \"rows_snake\", \"rows\", \"columns_snake\", \"columns\"");
+    Func t = ops::matmul(A8, B8);
+    apply_chip_library_schedule(Pipeline(t), Target::named("tsp-mini"), {{64, 64}});
+    t.tile_order("rows");
+    test::expect_chip_error(Pipeline(t), {64, 64}, "tsp-mini", "in one fixed order: drop tile_order");
+    EXPECT_THROW(t.tile_order(""), Error);
+}
+
+TEST(ChipMatmulNpu, DoubleBufferOffIsOneAccumulatorBufferOnBothChips) {
+    // Unset or on, the accumulators hold two output tiles where they fit, so the next tile
+    // accumulates while the last drains; double_buffer(false) keeps one. tsp-mini 1024 x 256:
+    // two 512-row jobs per plane, the second then waits for the first's drain; npu-edge 256^2:
+    // two 256 x 64 tiles fit its ACC.
+    EXPECT_EQ(chip_double_buffer_values(chipsim::load_target("tsp-mini")), (std::vector<int64_t>{0, 1}));
+    for (const std::string chip : {"tsp-mini", "npu-edge"}) {
+        SCOPED_TRACE(chip);
+        const int m = chip == "tsp-mini" ? 1024 : 256, n = 256, k = 256;
+        const ChipResult on = npu_int8_matmul_with([](std::string &) {}, m, n, k, chip);
+        const ChipResult off = npu_int8_matmul_with(double_buffer("0"), m, n, k, chip);
+        const ChipResult on1 = npu_int8_matmul_with(double_buffer("1"), m, n, k, chip);
+        EXPECT_NE(on.program.summary.find("double-buffered"), std::string::npos) << on.program.summary;
+        EXPECT_NE(off.program.summary.find("single-buffered"), std::string::npos) << off.program.summary;
+        EXPECT_NE(off.program.assembly, on.program.assembly);
+        EXPECT_EQ(on1.program.assembly, on.program.assembly);
+        if (chip == "tsp-mini") EXPECT_GT(off.report.cycles, on.report.cycles);
+    }
+    Input A8(Int(8), {64, 64}, "A"), B8(Int(8), {64, 64}, "B");
+    Func c = ops::matmul(A8, B8);
+    Pipeline p(c);
+    apply_chip_library_schedule(p, Target::named("npu-edge"), {{64, 64}});
+    std::string json = p.schedule().to_json(-1);
+    double_buffer("2")(json);
+    p.set_schedule(Schedule::from_json(json, "edited schedule"));
+    test::expect_chip_error(p, {64, 64}, "npu-edge", "factors [] or [1] (on) or [0] (off)");
+    // The DSL's off state is that JSON, and prints as it.
+    Func d = ops::matmul(A8, B8);
+    d.double_buffer(false);
+    EXPECT_NE(d.schedule().to_json(-1).find("{\"factors\":[0],\"op\":\"double_buffer\"}"), std::string::npos)
+        << d.schedule().to_json(-1);
+    EXPECT_NE(d.schedule().to_string().find("double_buffer(0)"), std::string::npos) << d.schedule().to_string();
 }
 
 } // namespace

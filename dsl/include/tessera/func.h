@@ -368,13 +368,23 @@ public:
     Func &layout(const Layout &layout);
     /// Data: allocate two buffers at the storage level and alternate between them per
     /// iteration of the enclosing loop, so the next tile can be filled while this one is used.
-    Func &double_buffer();
+    /// `double_buffer(false)` asks for one buffer (JSON {"op":"double_buffer","factors":[0]}).
+    /// On a chip the matmul's accumulators are double-buffered unless this says false, and
+    /// only where two output tiles fit (codegen/chip_backend.h, chip_double_buffer_values).
+    Func &double_buffer(bool on = true);
     /// Chip: how many of the matrix unit's operand blocks (K blocks of A, column blocks of B)
     /// share one on-chip row of this Func's matmul (1 or 2). On npu-edge an int8 block is 32
     /// bytes of a 64-byte scratchpad row: 2 moves A and B over DRAM once instead of twice, and a
     /// shift brings the second block to the array's lanes. Unset: the backend's rule
     /// (codegen/chip_backend.h, chip_blocks_per_row_values lists the legal values).
     Func &blocks_per_row(int n);
+    /// Chip: the order in which this Func's matmul walks its output tiles: "rows_snake" (row
+    /// bands in order, every other band walking its column tiles backwards, so a band starts
+    /// with the B tiles the previous one ended with), "rows", "columns_snake" or "columns"
+    /// (column tiles outermost: each B tile loads once, the A bands again per column).
+    /// Unset: the backend's rule (codegen/chip_backend.h, chip_tile_order_values lists the
+    /// legal values per target).
+    Func &tile_order(const std::string &order);
 
     /// This Func's directives as a Schedule (one entry, by this Func's name).
     Schedule schedule() const;

@@ -86,11 +86,11 @@ enum class DirectiveKind : uint8_t {
     // Chip (per stage)
     Tensorize,
     // Chip (per Func; recorded on stage 0)
-    BlocksPerRow,
+    BlocksPerRow, TileOrder,
 };
 /// The JSON "op" name: "split", "fuse", "reorder", "tile", "vectorize", "unroll", "parallel",
 /// "compute_inline", "compute_root", "compute_at", "store_root", "store_at", "stage",
-/// "store_in", "layout", "double_buffer", "tensorize", "blocks_per_row".
+/// "store_in", "layout", "double_buffer", "tensorize", "blocks_per_row", "tile_order".
 const char *directive_kind_name(DirectiveKind k);
 /// Inverse of directive_kind_name(); throws tessera::Error listing the names.
 DirectiveKind parse_directive_kind(const std::string &name);
@@ -115,6 +115,9 @@ bool is_loop_directive(DirectiveKind k);
 /// - Tensorize:  unit (e.g. "mxm"), vars = the innermost loops it covers, outermost first.
 /// - BlocksPerRow: factors = {n}: the matrix unit's operand blocks per on-chip row (recorded on
 ///               the Func the unit accumulates).
+/// - TileOrder:  vars = {order}: the order of the matrix unit's output tiles ("rows_snake",
+///               "rows", "columns_snake", "columns"; recorded on the Func the unit accumulates).
+/// - DoubleBuffer: factors = {} (two buffers) or {0} (one).
 struct Directive {
     DirectiveKind kind = DirectiveKind::Split;
     std::vector<std::string> vars;

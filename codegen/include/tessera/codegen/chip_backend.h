@@ -147,4 +147,15 @@ chipsim::Target chip_target_description(const Target &target);
 /// npu-edge). Unset, the backend takes the largest. The contract the chip autotuner searches.
 std::vector<int64_t> chip_blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
 
+/// The legal values of `tile_order` (Func::tile_order) for a matmul or conv on chip `t`, the
+/// backend's rule first (what it does when the directive is unset): npu-edge "rows_snake",
+/// "rows", "columns_snake", "columns"; none on tsp-mini, whose waves over the planes fix the
+/// order (the directive is refused there). The contract the chip autotuner searches.
+std::vector<std::string> chip_tile_order_values(const chipsim::Target &t);
+
+/// The legal values of `double_buffer` for a matmul's or conv's accumulators on chip `t`: 0 (one
+/// buffer: `double_buffer(false)`) and 1 (two, wherever two output tiles fit the accumulators;
+/// also the rule when unset).
+std::vector<int64_t> chip_double_buffer_values(const chipsim::Target &t);
+
 } // namespace tessera
