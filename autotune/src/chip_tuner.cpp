@@ -178,25 +178,19 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             candidates.erase(candidates.begin());
             library_measured = false;
         }
-        // A choice that names the library's own size builds a schedule already listed: one
-        // candidate, compiled and simulated once.
-        std::set<std::string> listed;
-        if (library_measured) listed.insert(library->to_json());
         for (int64_t r : rows)
             for (int64_t c : columns)
                 for (int bank = -1; bank < acc_banks; ++bank)
                     for (int64_t per_row : blocks_per_row) {
                         const ChipMatmulChoice choice{r, c, bank, per_row};
                         if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
-                        Schedule schedule = with_choice(*library, product->func, choice);
-                        if (!listed.insert(schedule.to_json()).second) continue;
                         ++result.generated;
                         if (const std::optional<std::string> why = infeasible(choice)) {
                             ++result.proven_infeasible;
                             if (reasons.insert(*why).second) result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
                             continue;
                         }
-                        candidates.push_back({std::move(schedule), choice.to_string()});
+                        candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
                     }
     } else {
         // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
