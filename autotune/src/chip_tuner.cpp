@@ -178,19 +178,31 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             candidates.erase(candidates.begin());
             library_measured = false;
         }
+        // A choice that names the library's own size builds a schedule already listed: one
+        // candidate, compiled and simulated once, under the later name that spells the size
+        // out ("tile 512xlib" over "library tile"); the library schedule keeps its name.
+        std::map<std::string, size_t> listed; ///< approved schedule JSON -> index in `candidates`
+        if (library_measured) listed.emplace(library->to_json(), 0);
         for (int64_t r : rows)
             for (int64_t c : columns)
                 for (int bank = -1; bank < acc_banks; ++bank)
                     for (int64_t per_row : blocks_per_row) {
                         const ChipMatmulChoice choice{r, c, bank, per_row};
                         if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
+                        Schedule schedule = with_choice(*library, product->func, choice);
+                        std::string key = schedule.to_json();
+                        if (const auto at = listed.find(key); at != listed.end()) {
+                            if (!library_measured || at->second > 0) candidates[at->second].description = choice.to_string();
+                            continue;
+                        }
                         ++result.generated;
                         if (const std::optional<std::string> why = infeasible(choice)) {
                             ++result.proven_infeasible;
                             if (reasons.insert(*why).second) result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
                             continue;
                         }
-                        candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
+                        listed.emplace(std::move(key), candidates.size());
+                        candidates.push_back({std::move(schedule), choice.to_string()});
                     }
     } else {
         // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
