@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <optional>
 #include <random>
@@ -198,6 +199,11 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             candidates.erase(candidates.begin());
             library_measured = false;
         }
+        // A choice that names the library's own size builds a schedule already listed: one
+        // candidate, compiled and simulated once, under the later name that spells the size
+        // out ("tile 512xlib" over "library tile"); the library schedule keeps its name.
+        std::map<std::string, size_t> listed; ///< approved schedule JSON -> index in `candidates`
+        if (library_measured) listed.emplace(library->to_json(), 0);
         for (int64_t r : rows)
             for (int64_t c : columns)
                 for (int bank = -1; bank < acc_banks; ++bank)
@@ -206,6 +212,12 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
                             for (int buffers : double_buffers) {
                                 const ChipMatmulChoice choice{r, c, bank, per_row, order, buffers};
                                 if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
+                                Schedule schedule = with_choice(*library, product->func, choice);
+                                std::string key = schedule.to_json();
+                                if (const auto at = listed.find(key); at != listed.end()) {
+                                    if (!library_measured || at->second > 0) candidates[at->second].description = choice.to_string();
+                                    continue;
+                                }
                                 ++result.generated;
                                 if (const std::optional<std::string> why = infeasible(choice)) {
                                     ++result.proven_infeasible;
@@ -213,7 +225,8 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
                                         result.infeasible_reasons.push_back(choice.to_string() + ": " + *why);
                                     continue;
                                 }
-                                candidates.push_back({with_choice(*library, product->func, choice), choice.to_string()});
+                                listed.emplace(std::move(key), candidates.size());
+                                candidates.push_back({std::move(schedule), choice.to_string()});
                             }
     } else {
         // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
@@ -263,6 +276,8 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
 
     // Compile every candidate one at a time (the directives are recorded on the shared
     // pipeline) and estimate its cycles from the timing model: far cheaper than simulating it.
+    // The estimates run on the other threads while this one compiles the next candidate (a
+    // deque: the estimators hold pointers to its elements while it grows).
     struct Compiled {
         size_t candidate;
         ChipProgram program;
@@ -270,7 +285,8 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         double predicted_learned = 0;
         bool measured = false;
     };
-    std::vector<Compiled> compiled;
+    std::deque<Compiled> compiled;
+    BackgroundTasks estimates(threads - 1);
     std::set<size_t> programs; ///< hashes of the compiled programs' assembly
     int same_in_a_row = 0;
     bool stopped_compiling = false; ///< candidates were left uncompiled by the run above
@@ -294,15 +310,14 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             }
             same_in_a_row = 0;
             program.assembly.clear(); // for people; the tuner keeps only the schedule
-            compiled.push_back({i, std::move(program), {}});
+            Compiled &c = compiled.emplace_back(Compiled{i, std::move(program), {}});
+            estimates.push([&c, &model] { c.estimate = estimate_chip_cycles(c.program.program, model, c.program.problem); });
         } catch (const Error &) {
             ++result.infeasible;
             if (product) ++result.approved_but_refused;
         }
     }
-    parallel_for(compiled.size(), threads, [&](size_t k) {
-        compiled[k].estimate = estimate_chip_cycles(compiled[k].program.program, model, compiled[k].program.problem);
-    });
+    estimates.finish();
     result.ranked = int(compiled.size());
     if (!compiled.empty()) {
         const chipsim::Roofline bound = model.problem_bound(compiled.front().program.problem);
