@@ -981,22 +981,32 @@ private:
             }
             return out;
         }
+        // An MXM row takes more values of k than a vector has lanes (32 bf16 or 64 int8 against
+        // 16 fp32): the vectors of consecutive lane-wide pieces of k are cast, moved up to their
+        // place in the row (SXM shift) and summed into one packed row (the other lanes are
+        // zero), so each weight load and matmul covers a whole MXM row of k.
         const Point saved = pt_;
-        pt_ = Point{n.i->name, n.k->name, i0, rows, k0};
-        const Expr value = fold_tile_constants(resolve(n.a));
-        if (phase_ == Phase::Bounds) {
-            for (const Expr &c : func_calls(value))
-                for (const Expr &a : c.as<Call>()->args) index(a, n.stage);
-            plan_reads(value);
-        } else if (phase_ == Phase::Loads) {
-            gather_loads(value);
-        } else {
+        TileRef packed;
+        for (int64_t p0 = k0; p0 < k0 + kstep && p0 < k_end; p0 += L_) {
+            const int64_t piece = (p0 - k0) / L_;
+            pt_ = Point{n.i->name, n.k->name, i0, rows, p0};
+            const Expr value = fold_tile_constants(resolve(n.a));
+            if (phase_ == Phase::Bounds) {
+                for (const Expr &c : func_calls(value))
+                    for (const Expr &a : c.as<Call>()->args) index(a, n.stage);
+                plan_reads(value);
+                continue;
+            }
+            if (phase_ == Phase::Loads) {
+                gather_loads(value);
+                continue;
+            }
             Statement chunk{pt_, BlockTiles(emitter_), {}, {}, n.stage, {}};
             const Expr vx = expand_for_vxm(value);
             std::set<const BaseExprNode *> seen;
             count_uses(vx, chunk.uses, seen);
             TileRef v = value_of(chunk, vx);
-            const int64_t past_end = k0 + L_ - k_end;
+            const int64_t past_end = p0 + L_ - k_end;
             if (past_end > 0 && n.in != DType::Int8) {
                 const DType dt = lane_dtype(n.a.type(), n.stage);
                 const TileRef up = chunk.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations past the end");
@@ -1004,10 +1014,35 @@ private:
                 v = chunk.tiles.fresh(rows, {up}, VectorEmitter::other_side(up), n.stage + " activations to the end");
                 emitter_.shift(dt, v, up, -past_end, "and back, zero-filled");
             }
-            for (int c = 0; c < copies; ++c) {
-                out.push_back(st.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations", out));
-                emitter_.vxm(VxmOp::Cast, lane_dtype(n.a.type(), n.stage), n.in, out.back(), {v}, std::nullopt, {},
-                             "activations to " + std::string(chipsim::dtype_name(n.in)));
+            const bool last = p0 + L_ >= std::min(k0 + kstep, k_end);
+            const std::string to_mxm = "activations to " + std::string(chipsim::dtype_name(n.in));
+            if (piece == 0) {
+                if (last) // the row's only piece: cast straight into each copy
+                    for (int c = 0; c < copies; ++c) {
+                        out.push_back(st.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations", out));
+                        emitter_.vxm(VxmOp::Cast, lane_dtype(n.a.type(), n.stage), n.in, out.back(), {v}, std::nullopt, {}, to_mxm);
+                    }
+                else {
+                    packed = st.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " packed activations");
+                    emitter_.vxm(VxmOp::Cast, lane_dtype(n.a.type(), n.stage), n.in, packed, {v}, std::nullopt, {}, to_mxm);
+                }
+            } else {
+                const TileRef cast = chunk.tiles.fresh(rows, {v}, VectorEmitter::other_side(v), n.stage + " activations cast");
+                emitter_.vxm(VxmOp::Cast, lane_dtype(n.a.type(), n.stage), n.in, cast, {v}, std::nullopt, {}, to_mxm);
+                const TileRef placed = chunk.tiles.fresh(rows, {cast}, VectorEmitter::other_side(cast), n.stage + " activations placed");
+                emitter_.shift(n.in, placed, cast, piece * L_, "to its lanes of the packed row");
+                if (!last) {
+                    const TileRef sum = st.tiles.fresh(rows, {packed, placed}, VectorEmitter::other_side(packed), n.stage + " packed activations");
+                    emitter_.vxm(VxmOp::Add, n.in, n.in, sum, {packed, placed}, std::nullopt, {}, "packed row");
+                    st.tiles.release(packed);
+                    packed = sum;
+                } else {
+                    for (int c = 0; c < copies; ++c) {
+                        out.push_back(st.tiles.fresh(rows, {packed, placed}, VectorEmitter::other_side(packed), n.stage + " activations", out));
+                        emitter_.vxm(VxmOp::Add, n.in, n.in, out.back(), {packed, placed}, std::nullopt, {}, "packed row");
+                    }
+                    st.tiles.release(packed);
+                }
             }
             release_kept_tiles(chunk);
             chunk.tiles.retire_all();
@@ -1030,8 +1065,8 @@ private:
             if (m.accumulator) acc_mem = &m;
         if (!acc_mem) throw Error("chip backend: " + t_.name + " has no accumulator memory for " + n.stage);
         const bool a_on_chip = !(n.a.as<Call>() && n.a.as<Call>()->call_type == CallType::Input);
-        // Activations from the VXM carry L values of k a row (one fp32 vector's lanes).
-        const int64_t kstep = a_on_chip ? std::min<int64_t>(L_, unit.k) : unit.k;
+        // Activations from the VXM are packed lane-wide pieces of k (activations()): whole ones.
+        const int64_t kstep = a_on_chip ? (unit.k >= L_ ? unit.k / L_ * L_ : unit.k) : unit.k;
         const int64_t per_plane = acc_mem->interleaved ? acc_mem->total_rows() : acc_mem->rows_per_bank;
         const int64_t ilo = constant(n.i->min, "the start of loop " + n.i->name), iext = constant(n.i->extent, "the extent of loop " + n.i->name);
         const int64_t jlo = constant(n.j->min, "the start of loop " + n.j->name), jext = constant(n.j->extent, "the extent of loop " + n.j->name);
@@ -1066,18 +1101,37 @@ private:
             if (wave) emitter_.end_wave();
             // The column blocks of a row tile run a wave at a time, one job per plane, their
             // instructions interleaved so that the in-order static schedule overlaps the planes
-            // (vector_emitter.h); dynamic issue needs no interleaving.
+            // (vector_emitter.h); dynamic issue needs no interleaving. Two overlaps more, both
+            // for the in-order issue: a job installs its next chunks' weights into its other
+            // weight buffers before it multiplies by the current ones, and a wave's drains and
+            // adds are emitted inside the next wave, after each job's first weight loads
+            // (consecutive waves accumulate in the two halves of each plane's accumulators).
+            const int64_t prefetch = std::max(0, t_.mxm.weight_buffers - 1);
+            std::vector<std::function<void()>> pending, next_pending;
+            auto flush_pending = [&](int64_t lane) {
+                if (size_t(lane) >= pending.size() || !pending[size_t(lane)]) return;
+                std::function<void()> epilogue = std::move(pending[size_t(lane)]);
+                pending[size_t(lane)] = nullptr;
+                epilogue();
+            };
             int64_t in_wave = 0;
             if (phase_ == Phase::Emit) emitter_.begin_wave();
             for (int64_t j0 = jlo; j0 < jlo + jext; j0 += unit.n) {
                 if (phase_ == Phase::Emit) {
                     if (in_wave == planes) {
+                        for (int64_t lane = 0; lane < int64_t(pending.size()); ++lane) {
+                            emitter_.wave_lane(int(lane));
+                            flush_pending(lane);
+                        }
                         emitter_.end_wave();
                         emitter_.begin_wave();
+                        pending = std::move(next_pending);
+                        next_pending.clear();
                         in_wave = 0;
                     }
                     emitter_.wave_lane(int(in_wave++));
                 }
+                const int64_t lane = in_wave - 1;
                 const int plane = int(jobs_ % planes);
                 const int64_t region = (jobs_ / planes) % 2;
                 ++jobs_;
@@ -1086,66 +1140,96 @@ private:
                 acc.bank = acc_mem->interleaved ? -1 : plane;
                 acc.base = region * (per_plane / 2);
                 acc.count = rows;
-                for (int64_t c = 0; c < chunks; ++c) {
+                struct Installed {
+                    TileRef weights;
+                    int buffer = 0;
+                    bool owned = false;
+                };
+                std::vector<Installed> installed(static_cast<size_t>(chunks));
+                int64_t next_install = 0;
+                auto install = [&](int64_t c) {
                     const int64_t k0 = klo + c * kstep, krows = std::min(kstep, klo + kext - k0);
                     const std::vector<Affine> idx = matrix_indices(b, n.k, k0, krows, n.j, j0, unit.n, n.stage);
                     const MatrixOperandPlan &plan = matrix_operand(b, n.in, idx, krows, unit.n, n.stage);
-                    if (phase_ == Phase::Bounds) continue;
-                    bool owned = false;
-                    const TileRef w = load_matrix_operand(plan, idx, krows, unit.n, true, b->name + " weights", owned);
-                    if (phase_ == Phase::Loads) continue;
+                    if (phase_ == Phase::Bounds) return;
+                    Installed &w = installed[size_t(c)];
+                    w.weights = load_matrix_operand(plan, idx, krows, unit.n, true, b->name + " weights", w.owned);
+                    if (phase_ == Phase::Loads) return;
+                    w.buffer = wbuf_[size_t(plane)]++ % t_.mxm.weight_buffers;
                     chipsim::Instruction lw;
                     lw.op = chipsim::Opcode::MxmLw;
                     lw.dtype = n.in;
                     lw.mxm = plane;
-                    lw.buffer = wbuf_[size_t(plane)]++ % t_.mxm.weight_buffers;
-                    lw.tiles = {w};
+                    lw.buffer = w.buffer;
+                    lw.tiles = {w.weights};
                     emitter_.emit(lw, n.stage + " weights");
+                };
+                for (int64_t c = 0; c < chunks; ++c) {
+                    while (next_install < chunks && next_install <= c + prefetch) install(next_install++);
+                    if (phase_ != Phase::Emit) continue;
+                    if (c == 0) flush_pending(lane);
+                    const Installed &w = installed[size_t(c)];
                     chipsim::Instruction mm;
                     mm.op = chipsim::Opcode::MxmMm;
                     mm.dtype = n.in;
                     mm.mxm = plane;
-                    mm.buffer = lw.buffer;
+                    mm.buffer = w.buffer;
                     mm.accumulate = c > 0;
-                    mm.tiles = {acc, act[size_t(c)][size_t((in_wave - 1) % copies)]};
+                    mm.tiles = {acc, act[size_t(c)][size_t(lane % copies)]};
                     emitter_.emit(mm, n.stage + " matmul");
-                    if (owned) emitter_.retire(w);
+                    if (w.owned) emitter_.retire(w.weights);
                 }
                 if (phase_ != Phase::Emit) continue;
-                // On the other hemisphere from the Func's rows, which the VXM writes from it.
-                const TileRef drained = emitter_.tile_anywhere(rows * rpa, VectorEmitter::other_side(storage(n.func, n.stage)->tile),
-                                                               n.stage + " drained", true);
-                chipsim::Instruction drain;
-                drain.op = chipsim::Opcode::MxmDrain;
-                drain.dtype = n.acc;
-                drain.out_dtype = n.acc;
-                drain.has_out_dtype = true;
-                drain.tiles = {drained, acc};
-                emitter_.emit(drain, n.stage + " drain");
-                // Each fp32 vector of the drained rows adds into the Func's rows for its lanes.
-                for (int64_t q = 0; q < rpa && j0 + q * L_ < jlo + jext; ++q) {
-                    const Point saved = pt_;
-                    pt_ = Point{n.i->name, n.j->name, i0, rows, j0 + q * L_};
-                    const Stored *s = storage(n.func, n.stage);
-                    const auto [first, step] = rows_of(s->layout, n.args, n.stage);
-                    pt_ = saved;
-                    if (rows > 1 && step == 0)
-                        throw Error("chip backend: " + n.stage + " writes the same element on every row of a tile (loop " + n.i->name + ")");
-                    const TileRef dst = VectorEmitter::rows_of(s->tile, first, rows, step);
-                    const TileRef part = VectorEmitter::rows_of(drained, q, rows, rpa);
-                    if (zero_initialised_.count(n.func)) { // the product is the value: one VXM pass into place
-                        emitter_.vxm(VxmOp::Add, n.acc, n.acc, dst, {part}, 0.0, {}, n.stage + " into place");
-                        continue;
+                flush_pending(lane);
+                if (next_pending.size() <= size_t(lane)) next_pending.resize(size_t(lane) + 1);
+                next_pending[size_t(lane)] = [&, j0, acc] {
+                    // On the other hemisphere from the Func's rows, which the VXM writes from it.
+                    const TileRef drained = emitter_.tile_anywhere(rows * rpa, VectorEmitter::other_side(storage(n.func, n.stage)->tile),
+                                                                   n.stage + " drained", true);
+                    chipsim::Instruction drain;
+                    drain.op = chipsim::Opcode::MxmDrain;
+                    drain.dtype = n.acc;
+                    drain.out_dtype = n.acc;
+                    drain.has_out_dtype = true;
+                    drain.tiles = {drained, acc};
+                    emitter_.emit(drain, n.stage + " drain");
+                    // Each fp32 vector of the drained rows adds into the Func's rows for its lanes.
+                    for (int64_t q = 0; q < rpa && j0 + q * L_ < jlo + jext; ++q) {
+                        const Point saved = pt_;
+                        pt_ = Point{n.i->name, n.j->name, i0, rows, j0 + q * L_};
+                        const Stored *s = storage(n.func, n.stage);
+                        const auto [first, step] = rows_of(s->layout, n.args, n.stage);
+                        pt_ = saved;
+                        if (rows > 1 && step == 0)
+                            throw Error("chip backend: " + n.stage + " writes the same element on every row of a tile (loop " + n.i->name + ")");
+                        const TileRef dst = VectorEmitter::rows_of(s->tile, first, rows, step);
+                        const TileRef part = VectorEmitter::rows_of(drained, q, rows, rpa);
+                        if (zero_initialised_.count(n.func)) { // the product is the value: one VXM pass into place
+                            emitter_.vxm(VxmOp::Add, n.acc, n.acc, dst, {part}, 0.0, {}, n.stage + " into place");
+                            continue;
+                        }
+                        const TileRef apart = separate(st, dst, part);
+                        const TileRef sum = st.tiles.fresh(rows, {dst, apart}, VectorEmitter::other_side(dst), n.stage + " sum");
+                        emitter_.vxm(VxmOp::Add, n.acc, n.acc, sum, {dst, apart}, std::nullopt, {}, n.stage + " accumulate");
+                        store_on_chip(st, dst, sum, n.stage);
+                        st.tiles.release(sum);
                     }
-                    const TileRef apart = separate(st, dst, part);
-                    const TileRef sum = st.tiles.fresh(rows, {dst, apart}, VectorEmitter::other_side(dst), n.stage + " sum");
-                    emitter_.vxm(VxmOp::Add, n.acc, n.acc, sum, {dst, apart}, std::nullopt, {}, n.stage + " accumulate");
-                    store_on_chip(st, dst, sum, n.stage);
-                    st.tiles.release(sum);
-                }
-                emitter_.retire(drained);
+                    emitter_.retire(drained);
+                };
             }
-            if (phase_ == Phase::Emit) emitter_.end_wave();
+            if (phase_ == Phase::Emit) {
+                for (int64_t lane = 0; lane < int64_t(pending.size()); ++lane) {
+                    emitter_.wave_lane(int(lane));
+                    flush_pending(lane);
+                }
+                emitter_.end_wave();
+                emitter_.begin_wave();
+                for (int64_t lane = 0; lane < int64_t(next_pending.size()); ++lane) {
+                    emitter_.wave_lane(int(lane));
+                    if (next_pending[size_t(lane)]) next_pending[size_t(lane)]();
+                }
+                emitter_.end_wave();
+            }
             st.tiles.retire_all();
             if (phase_ == Phase::Emit) ++statements_;
         }
