@@ -132,15 +132,7 @@ ChipLoopNestSpace::ChipLoopNestSpace(const Pipeline &pipeline, int vector_bytes,
         }
 }
 
-int64_t ChipLoopNestSpace::size() const {
-    const int64_t cap = int64_t{1} << 62;
-    int64_t n = 1;
-    for (const Knob &k : knobs_) {
-        if (n > cap / int64_t(k.values.size())) return cap;
-        n *= int64_t(k.values.size());
-    }
-    return n;
-}
+int64_t ChipLoopNestSpace::size() const { return candidate_count(knobs_); }
 
 std::vector<Candidate> ChipLoopNestSpace::candidates(size_t limit, uint64_t seed) const {
     // Every candidate when the space is small enough to list, else a seeded sample; then

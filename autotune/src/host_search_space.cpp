@@ -118,15 +118,17 @@ HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes, const std:
     }
 }
 
-int64_t HostSearchSpace::size() const {
+int64_t candidate_count(const std::vector<Knob> &knobs) {
     const int64_t cap = int64_t{1} << 62;
     int64_t n = 1;
-    for (const Knob &k : knobs_) {
+    for (const Knob &k : knobs) {
         if (n > cap / int64_t(k.values.size())) return cap;
         n *= int64_t(k.values.size());
     }
     return n;
 }
+
+int64_t HostSearchSpace::size() const { return candidate_count(knobs_); }
 
 Candidate HostSearchSpace::nth(int64_t n) const {
     Candidate c(knobs_.size(), 0);

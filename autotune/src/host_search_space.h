@@ -26,6 +26,9 @@ struct Knob {
     std::vector<std::string> values;
 };
 
+/// How many candidates the knobs make (their value counts multiplied), at most 2^62.
+int64_t candidate_count(const std::vector<Knob> &knobs);
+
 /// A point of the space: an index into each knob's values.
 using Candidate = std::vector<int>;
 
