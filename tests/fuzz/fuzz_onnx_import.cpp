@@ -1,6 +1,9 @@
 // ONNX models: what tessera::onnx::import accepts (symbolic dimensions bound to 2) must be a
 // pipeline the reference evaluator runs on random inputs, when it is small (at most 2^15 output
-// elements and 2^18 MACs); every refusal must be a tessera::Error.
+// elements and 2^16 MACs); every refusal must be a tessera::Error.
+// The MAC cap keeps one execution under half a second in the sanitized build: the reference
+// evaluator costs about 6 µs a MAC there, and the ResNet-block seed's 230,400 MACs (1.3 s
+// unloaded) ran past libFuzzer's 30 s timeout on a loaded machine.
 #include "fuzz_util.h"
 #include "tessera/onnx.h"
 
@@ -25,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         points += n;
     }
     for (const onnx::ModelNode &node : m.nodes) macs += node.macs;
-    if (points > (1 << 15) || macs > (1 << 18)) return 0;
+    if (points > (1 << 15) || macs > (1 << 16)) return 0;
     std::map<std::string, Buffer<>> inputs;
     uint64_t seed = 1;
     for (const onnx::ModelTensor &in : m.inputs) {

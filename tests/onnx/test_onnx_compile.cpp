@@ -182,7 +182,9 @@ TEST_P(CompileForChip, ItsArtifactsRunThroughChiprtInManifestOrderGiveTheReferen
       << "    if (" << name << "_kernel_files[0] == NULL) return 4; /* the header lists the kernels */\n"
       << decl.str() << body.str()
       << "    FILE *f = fopen(argv[2], \"wb\");\n    fwrite(b" << buffer_of[output_name] << ".data, 1, n" << buffer_of[output_name] << ", f);\n"
-      << "    fclose(f);\n    return 0;\n}\n";
+      << "    fclose(f);\n";
+    for (const auto &[tensor, i] : buffer_of) c << "    free(b" << i << ".data); /* " << tensor << " */\n";
+    c << "    return 0;\n}\n";
     std::ofstream(dir / "consumer.c") << c.str();
     const auto cc = build_c_program(dir / "consumer.c", out, "", dir / "consumer");
     ASSERT_EQ(cc.status, 0) << cc.err << c.str();
