@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <tessera/codegen/aot.h>
 #include <tessera/codegen/chip_model.h>
+#include <tessera/codegen/host_schedules.h>
 
 #include "cli_common.h"
 #include "cmd_import_common.h"
@@ -78,6 +79,7 @@ int compile(const CompileOptions &o) {
                         files.constants.size());
         }
     } else {
+        host_schedules::model(model.pipeline);
         const LibraryFiles files = compile_model_to_library(model.pipeline, model.input_params, model.constants, name, o.output_dir,
                                                             model.realize_shapes());
         j["library"] = files.library;

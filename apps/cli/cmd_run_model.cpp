@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 #include <tessera/codegen/chip_model.h>
+#include <tessera/codegen/host_schedules.h>
 #include <tessera/codegen/jit.h>
 #include <tessera/codegen/runtime.h>
 
@@ -115,7 +116,12 @@ int run(const RunModelOptions &o) {
         chip_run = run_model_on_chip(chip_program, bindings, run_options);
         outputs = chip_run.outputs; // in the realize shapes, as the reference's (a scalar is [1])
     } else {
+        // The graph compiler's host schedule (fusion, vectors, threads) for this compile only: the
+        // trace's per-group profile below cuts the graph at its own boundaries.
+        const Schedule as_imported = model.pipeline.schedule();
+        host_schedules::model(model.pipeline);
         CompiledKernel kernel = compile_jit(model.pipeline, shapes, target);
+        model.pipeline.set_schedule(as_imported);
         compile_ms = kernel.compile_ms();
         const auto start = std::chrono::steady_clock::now();
         outputs = run_pipeline_kernel(kernel, shapes, bindings);

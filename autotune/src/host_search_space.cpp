@@ -20,17 +20,6 @@ bool is_output(const Pipeline &p, const Func &f) {
     return false;
 }
 
-/// Whether update `u` of `f` writes f(pure vars...) at its own point: then its pure loops may
-/// be parallel, split and reordered around the reduction (a matmul, a conv; not a histogram).
-bool writes_its_own_point(const FunctionContents &f, const Definition &u) {
-    if (u.args.size() != f.args.size()) return false;
-    for (size_t d = 0; d < u.args.size(); ++d) {
-        const auto *v = u.args[d].as<Variable>();
-        if (!v || v->name != f.args[d]) return false;
-    }
-    return true;
-}
-
 } // namespace
 
 int HostSearchSpace::add_knob(std::string name, std::vector<std::string> values) {

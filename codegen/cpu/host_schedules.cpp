@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "tessera/codegen/host_features.h"
+#include "tessera/fusion.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_visitor.h"
@@ -186,6 +188,31 @@ void rowwise(const Pipeline &p, const HostFeatures &cpu) {
             f.update(u).parallel(Var(args[0]));
             if (args.size() >= 2) f.update(u).vectorize(Var(args.back()), lanes);
         }
+    }
+}
+
+void model(const Pipeline &p, const HostFeatures &cpu) {
+    apply_fusion_schedule(p);
+    const int lanes = cpu.float_lanes();
+    std::set<std::string> outputs;
+    for (const Func &o : p.outputs()) outputs.insert(o.name());
+    for (const Func &f0 : p.functions()) {
+        Func f = f0;
+        const internal::FunctionContents &c = *f.contents();
+        bool inlined = false, at_root = outputs.count(f.name()) > 0;
+        for (const Directive &d : c.schedule.stage(0)) {
+            inlined = d.kind == DirectiveKind::ComputeInline;
+            at_root = at_root || d.kind == DirectiveKind::ComputeRoot;
+        }
+        if (inlined || c.args.empty()) continue;
+        auto schedule_stage = [&](auto &&stage) {
+            // A 1-D Func's one loop is vectorized, not split between threads as well.
+            if (at_root && c.args.size() >= 2) stage.parallel(Var(c.args.front()));
+            stage.vectorize(Var(c.args.back()), lanes, TailStrategy::GuardWithIf);
+        };
+        schedule_stage(f);
+        for (size_t u = 0; u < c.updates.size(); ++u)
+            if (internal::writes_its_own_point(c, c.updates[u])) schedule_stage(f.update(int(u)));
     }
 }
 

@@ -54,6 +54,15 @@ std::vector<Expr> all_definition_exprs(const FunctionContents &f) {
 
 } // namespace
 
+bool writes_its_own_point(const FunctionContents &f, const Definition &u) {
+    if (u.args.size() != f.args.size()) return false;
+    for (size_t d = 0; d < u.args.size(); ++d) {
+        const auto *v = u.args[d].as<Variable>();
+        if (!v || v->name != f.args[d]) return false;
+    }
+    return true;
+}
+
 std::vector<Expr> definition_exprs(const Definition &d) {
     std::vector<Expr> all = d.args;
     all.push_back(d.value);

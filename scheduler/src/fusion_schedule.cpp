@@ -47,7 +47,21 @@ void apply_fusion_schedule(const Pipeline &pipeline) {
     std::map<std::string, std::vector<Func>> consumers;
     for (const Func &f : funcs)
         for (const Func &p : internal::direct_producers(f)) consumers[p.name()].push_back(f);
-    auto inlined = [&](const Func &f) { return !outputs.count(f.name()) && f.num_updates() == 0 && consumers[f.name()].size() == 1; };
+    // Inlined into a reduction's update, a value would be computed once per reduction step (a
+    // ReLU read by the next layer's matmul, K times over): such a Func is materialised instead.
+    auto read_by_a_reduction_step = [&](const Func &f, const Func &consumer) {
+        for (const internal::Definition &u : consumer.contents()->updates) {
+            if (!u.rdom) continue;
+            for (const Expr &e : internal::definition_exprs(u))
+                for (const Func &called : internal::called_functions(e))
+                    if (called.name() == f.name()) return true;
+        }
+        return false;
+    };
+    auto inlined = [&](const Func &f) {
+        const std::vector<Func> &readers = consumers[f.name()];
+        return !outputs.count(f.name()) && f.num_updates() == 0 && readers.size() == 1 && !read_by_a_reduction_step(f, readers[0]);
+    };
     // The Func reading `f` element-wise that `f` may be computed at: its only reader, or the end
     // of a chain of inlined element-wise readers, as long as that end is pure and has loops.
     auto elementwise_reader = [&](const Func &f) -> std::optional<Func> {

@@ -1,7 +1,8 @@
 // Whole ONNX models (issue 16): a small MLP and a small conv net (tests/onnx/small_models.py).
 // Host: the same model JIT-compiled unfused (every Func computed at the root, each intermediate
 // tensor written and read back) and with the graph compiler's fusion schedule
-// (apply_fusion_schedule) — the ratio fused/unfused is the figure. Chips: the model partitioned
+// (apply_fusion_schedule), and with the graph compiler's whole host schedule (host_schedules::model:
+// the fusion plus vectors and threads, what run-model and compile use) — ratios to unfused. Chips: the model partitioned
 // into fused kernels on chipsim, exact cycles per model against the sum of the kernels' problem
 // bounds, printed as a table.
 #include <benchmark/benchmark.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <tessera/codegen/chip_model.h>
+#include <tessera/codegen/host_schedules.h>
 #include <tessera/codegen/jit.h>
 #include <tessera/codegen/runtime.h>
 #include <tessera/fusion.h>
@@ -45,9 +47,12 @@ LoadedModel load(const std::string &name) {
     return {m, b};
 }
 
-void host_model(benchmark::State &state, const std::string &name, bool fused) {
+enum class HostPlan { Unfused, Fused, Scheduled };
+
+void host_model(benchmark::State &state, const std::string &name, HostPlan plan) {
     LoadedModel lm = load(name);
-    if (fused) apply_fusion_schedule(lm.model.pipeline);
+    if (plan == HostPlan::Fused) apply_fusion_schedule(lm.model.pipeline);
+    else if (plan == HostPlan::Scheduled) host_schedules::model(lm.model.pipeline);
     else
         for (Func f : lm.model.pipeline.functions()) {
             bool output = false;
@@ -78,8 +83,9 @@ void chip_table() {
 int main(int argc, char **argv) {
     chip_table();
     for (const std::string name : {"mlp", "conv_net"}) {
-        benchmark::RegisterBenchmark(("host/" + name + "/unfused").c_str(), [=](benchmark::State &s) { host_model(s, name, false); });
-        benchmark::RegisterBenchmark(("host/" + name + "/fused").c_str(), [=](benchmark::State &s) { host_model(s, name, true); });
+        benchmark::RegisterBenchmark(("host/" + name + "/unfused").c_str(), [=](benchmark::State &s) { host_model(s, name, HostPlan::Unfused); });
+        benchmark::RegisterBenchmark(("host/" + name + "/fused").c_str(), [=](benchmark::State &s) { host_model(s, name, HostPlan::Fused); });
+        benchmark::RegisterBenchmark(("host/" + name + "/scheduled").c_str(), [=](benchmark::State &s) { host_model(s, name, HostPlan::Scheduled); });
     }
     benchmark::Initialize(&argc, argv);
     benchmark::RunSpecifiedBenchmarks();

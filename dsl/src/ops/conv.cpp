@@ -73,7 +73,9 @@ Tensor conv2d(const Tensor &input, const Tensor &weights, const Tensor &bias, co
     Var n("n"), c("c"), y("y"), x("x");
     RDom r(0, group_channels, 0, kh, 0, kw, "r");
     Expr in_channel = r.x;
-    if (options.groups != 1) in_channel = (c / (out_channels / groups)) * group_channels + r.x;
+    // dim_div folds constant extents, so that bounds inference sees a constant divisor (a
+    // materialised padded input needs the region the channel index spans).
+    if (options.groups != 1) in_channel = (c / dim_div(out_channels, groups)) * group_channels + r.x;
     const Expr iy = window_coord(y, options.stride[0], r.y, options.dilation[0], pad.top);
     const Expr ix = window_coord(x, options.stride[1], r.z, options.dilation[1], pad.left);
 

@@ -10,7 +10,9 @@ namespace tessera {
 /// fusion directives, keeping loop directives):
 /// - a pure Func read by one consumer Func: compute_inline (an element-wise chain becomes one
 ///   loop nest, no intermediate tensor);
-/// - a pure Func read by several consumers: compute_root (computed once, not per consumer);
+/// - a pure Func read by several consumers, or read inside a consumer's reduction (the next
+///   layer's matmul, which would recompute it at every step of its sum): compute_root
+///   (computed once);
 /// - a Func with updates (matmul, conv, a reduction) whose only consumer is pure and reads it
 ///   only at that consumer's own coordinates (bias, activation, residual add), directly or
 ///   through a chain of such inlined consumers: compute_at(the chain's computed end, its

@@ -45,6 +45,14 @@ void conv2d(const Pipeline &p, bool nhwc, int64_t out_channels, int64_t out_heig
 /// innermost vectorized when it has two or more dimensions; pure Funcs stay inlined.
 void rowwise(const Pipeline &p, const HostFeatures &cpu = host_features());
 
+/// A whole model's host schedule (the graph compiler's, for `tessera run-model` and `tessera
+/// compile` on the host; any pipeline): the fusion schedule (tessera/fusion.h) decides what is
+/// inlined, computed at its epilogue or materialised, then every Func that is computed gets
+/// its innermost pure loop vectorized at the CPU's width (guarded, so extents below it are
+/// fine) and, when it is computed at the root, its outermost pure loop in parallel — in each
+/// update that writes its own point too (a matmul's or a conv's sum; a scan keeps its order).
+void model(const Pipeline &p, const HostFeatures &cpu = host_features());
+
 /// The library schedule of a registered op (ops::op_registry()): matmul's for matmul and gemm's
 /// product, conv2d's for the convolutions, none for pure data movement (transpose, reshape,
 /// concat, ...), the row-wise schedule for everything else.

@@ -111,4 +111,9 @@ std::vector<ParamInfo> find_params(const std::vector<Func> &funcs);
 /// for passes that need to look at all of them.
 std::vector<Expr> definition_exprs(const Definition &d);
 
+/// Whether update `u` of `f` writes f(pure vars...) at its own point — a matmul's or a conv's
+/// sum, not a scan or a histogram: then its pure loops may be parallel, split and reordered
+/// around the reduction.
+bool writes_its_own_point(const FunctionContents &f, const Definition &u);
+
 } // namespace tessera::internal
