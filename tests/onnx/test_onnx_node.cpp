@@ -14,6 +14,7 @@
 
 #include "onnx_test_util.h"
 #include "tessera/codegen/backends.h"
+#include "tessera/codegen/host_schedules.h"
 #include "tessera/onnx.h"
 
 namespace {
@@ -85,6 +86,8 @@ std::string run_node_test(const fs::path &dir, const ::onnx::ModelProto &proto) 
         else inputs[in.name()] = b;
     }
     const tessera::onnx::Model model = tessera::onnx::import((dir / "model.onnx").string(), options);
+    // As `tessera run-model` compiles it: the graph compiler's host schedule (fusion, vectors, threads).
+    tessera::host_schedules::model(model.pipeline);
     const std::vector<Buffer<>> out = model.run(inputs, Target::host());
     for (size_t i = 0; i < out.size(); ++i) {
         const Buffer<> expected =
