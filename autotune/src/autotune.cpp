@@ -323,6 +323,7 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
         return pop;
     };
     int64_t next_exhaustive = 0;
+    bool rule_tried = false;
 
     const int batch_size = 8, sampled_per_batch = 2;
     while (result.measured < options.budget && !out_of_time()) {
@@ -342,13 +343,34 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
             predict_learned(rs);
             for (Ranked *r : rs) batch.push_back(r), sampled.push_back(true);
         } else {
-            const std::vector<Candidate> pop = next_population(options.population);
+            std::vector<Candidate> pop = next_population(options.population);
+            // The first batch measures the machine's register-and-cache rule too, whatever the
+            // models think of it: the search starts from the machine's shape, not from chance.
+            std::optional<Candidate> rule;
+            if (!rule_tried) {
+                rule_tried = true;
+                rule = space.register_and_cache_rule(machine);
+                if (std::find(pop.begin(), pop.end(), *rule) == pop.end()) {
+                    if (!lowered.count(*rule)) ++result.generated;
+                    pop.push_back(*rule);
+                }
+            }
             if (pop.empty()) break;
             rank(pop);
             std::vector<Ranked *> rs;
-            for (const Candidate &c : pop)
-                if (Ranked *r = lowered.at(c).get()) rs.push_back(r);
-            if (rs.empty()) continue;
+            for (const Candidate &c : pop) {
+                Ranked *r = lowered.at(c).get();
+                if (!r) continue;
+                if (rule && c == *rule) {
+                    std::vector<Ranked *> alone = {r};
+                    predict_learned(alone);
+                    batch.push_back(r);
+                    sampled.push_back(false);
+                } else {
+                    rs.push_back(r);
+                }
+            }
+            if (rs.empty() && batch.empty()) continue;
             predict_learned(rs);
             // A few drawn at random (the models' accuracy on candidates they did not pick),
             // the rest the best predicted: by the learned model once it has been trained.

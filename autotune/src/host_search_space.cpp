@@ -141,6 +141,42 @@ int64_t HostSearchSpace::number(const Candidate &c, int knob) const {
     return v == "off" ? 0 : std::stoll(v);
 }
 
+Candidate HostSearchSpace::register_and_cache_rule(const HostMachine &machine) const {
+    Candidate c(knobs_.size(), 0); // "inline" and "off" are every knob's first value
+    auto choose = [&](int knob, const std::string &value) {
+        if (knob < 0) return;
+        const std::vector<std::string> &values = knobs_[size_t(knob)].values;
+        for (size_t v = 0; v < values.size(); ++v)
+            if (values[v] == value) c[size_t(knob)] = int(v);
+    };
+    // The largest numeric value of a knob at most `limit` (the knob stays "off" if none is).
+    auto largest_within = [&](int knob, int64_t limit) {
+        if (knob < 0) return int64_t{0};
+        int64_t best = 0;
+        for (const std::string &v : knobs_[size_t(knob)].values)
+            if (v != "off" && std::stoll(v) <= limit && std::stoll(v) > best) best = std::stoll(v);
+        if (best > 0) choose(knob, std::to_string(best));
+        return best;
+    };
+    constexpr int64_t kFloatBytes = 4;
+    for (const StagePlan &sp : stages_) {
+        if (sp.rows < 0) { // not tiled
+            choose(sp.vector, "1x");
+            choose(sp.parallel, "on");
+            continue;
+        }
+        const int vectors = 2, width = vectors * lanes_;
+        choose(sp.vector, std::to_string(width));
+        largest_within(sp.rows, (machine.vector_registers - vectors - 1) / vectors);
+        choose(sp.planes, "1");
+        const int64_t kblock = largest_within(sp.kblock, machine.l1_bytes / 2 / (width * kFloatBytes));
+        largest_within(sp.strip, machine.l2_bytes / 2 / (std::max<int64_t>(kblock, 1) * kFloatBytes));
+        choose(sp.pack, "on");
+        choose(sp.parallel, "tiles");
+    }
+    return c;
+}
+
 void HostSearchSpace::apply(const Candidate &c, const Pipeline &pipeline) const {
     pipeline.set_schedule(Schedule{});
     std::map<std::string, bool> root;

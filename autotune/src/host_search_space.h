@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "host_machine.h"
 #include "tessera/func.h"
 
 namespace tessera::internal::autotune {
@@ -45,6 +46,13 @@ public:
     Candidate nth(int64_t n) const;
     /// "matmul.s1.rows=4 matmul.s1.vector=1x ...": what a person reads in the history.
     std::string describe(const Candidate &c) const;
+    /// The search's first candidate, from the machine's registers and caches (no op's name or
+    /// library schedule): each tiled stage's register tile as many rows of two vectors as leave
+    /// a vector of the column operand and a broadcast free in the vector registers, one plane;
+    /// the reduction blocked so that a block of the column operand's panel fills half of L1,
+    /// column strips whose packed panels fill half of L2, the column operand packed, row tiles
+    /// in parallel; other stages one vector wide and parallel; producers inlined.
+    Candidate register_and_cache_rule(const HostMachine &machine) const;
     /// Replaces the pipeline's schedule by the candidate's directives. Throws tessera::Error
     /// (from the directives) where a combination is illegal for this pipeline.
     void apply(const Candidate &c, const Pipeline &pipeline) const;

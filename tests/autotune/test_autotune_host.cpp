@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "host_machine.h"
+#include "host_search_space.h"
 #include "tessera/autotune.h"
 #include "tessera/codegen/host_features.h"
 #include "tessera/codegen/jit.h"
@@ -100,6 +102,37 @@ TEST(AutotuneHost, MatmulSpaceHasRegisterTilesAndReductionBlocksAndItsBestIsCorr
     for (const TuneTrial &t : r.history) distinct.insert(t.candidate);
     EXPECT_EQ(distinct.size(), r.history.size()) << "a candidate was measured twice";
     expect_matches_reference(p, r.best, {{96, 128}}, 320);
+}
+
+TEST(AutotuneHost, TheFirstMeasuredCandidateIsTheMachinesRegisterAndCacheRule) {
+    using namespace tessera::internal::autotune;
+    Input A(Float(32), {256, 512}, "A"), B(Float(32), {512, 2048}, "B");
+    Pipeline p(ops::matmul(A, B).func());
+    const HostMachine &m = host_machine();
+    const HostSearchSpace space(p, m.lanes, {{256, 2048}});
+    const std::string rule = space.describe(space.register_and_cache_rule(m));
+    // The rule from this machine's facts: two vectors of columns and as many rows as leave
+    // the column operand's vector and a broadcast free in the vector registers.
+    const int64_t rows_that_fit = (m.vector_registers - 3) / 2;
+    int64_t rows = 0;
+    for (int r : {1, 2, 4, 6, 8})
+        if (r <= rows_that_fit) rows = r;
+    EXPECT_NE(rule.find("matmul.s1.vector=" + std::to_string(2 * m.lanes)), std::string::npos) << rule;
+    EXPECT_NE(rule.find("matmul.s1.rows=" + std::to_string(rows) + " "), std::string::npos) << rule;
+    EXPECT_NE(rule.find("matmul.s1.pack=on"), std::string::npos) << rule;
+    EXPECT_NE(rule.find("matmul.s1.parallel=tiles"), std::string::npos) << rule;
+    EXPECT_EQ(rule.find("matmul.s1.kblock=off"), std::string::npos) << "K = 512 is blocked for L1: " << rule;
+    EXPECT_EQ(rule.find("matmul.s1.strip=off"), std::string::npos) << "2048 columns are stripped for L2: " << rule;
+    TuneOptions o;
+    o.budget = 3;
+    o.repetitions = 1;
+    o.seed = 5;
+    const TuneResult r = autotune(p, {{256, 2048}}, Target::host(), o);
+    ASSERT_FALSE(r.exhaustive);
+    ASSERT_FALSE(r.history.empty());
+    EXPECT_EQ(r.history[0].candidate, rule) << r.to_string();
+    EXPECT_FALSE(r.history[0].sampled);
+    expect_matches_reference(p, r.best, {{256, 2048}}, 512);
 }
 
 TEST(AutotuneHost, TheSameSeedDrawsTheSameFirstCandidates) {
