@@ -1,9 +1,12 @@
 // `tessera import MODEL.onnx [--dim N=V ...] [--json]`: imports an ONNX model (tessera_onnx) and
-// prints its graph as imported: inputs, each node with its output shapes and MACs, outputs.
+// prints its graph as imported: inputs, each node with its output shapes and MACs, outputs, and
+// the fusion groups the graph compiler makes of it (model_fusion_groups) with their MACs.
 #include <cstdio>
+#include <set>
 
 #include <nlohmann/json.hpp>
 #include <tessera/chipsim/target.h>
+#include <tessera/codegen/chip_model.h>
 
 #include "cli_common.h"
 #include "cmd_import_common.h"
@@ -63,6 +66,33 @@ nlohmann::ordered_json tensor_json(const onnx::ModelTensor &t) {
     return j;
 }
 
+/// A fusion group as reports show it: its values' labels and the MACs of their nodes.
+struct GroupReport {
+    std::string head;
+    std::vector<std::string> values;
+    int64_t macs = 0;
+};
+
+std::vector<GroupReport> group_reports(const onnx::Model &m) {
+    std::map<std::string, const GraphValue *> value_of;
+    for (const GraphValue &v : m.values) value_of[v.func.name()] = &v;
+    std::map<std::string, int64_t> macs_of_node;
+    for (const onnx::ModelNode &n : m.nodes) macs_of_node[n.label] = n.macs;
+    std::vector<GroupReport> reports;
+    for (const ModelFusionGroup &g : model_fusion_groups(m.pipeline, m.values)) {
+        GroupReport r;
+        r.head = value_of.at(g.head)->label;
+        std::set<std::string> nodes; // a node with several outputs counts once
+        for (const std::string &member : g.members) {
+            const std::string &label = value_of.at(member)->label;
+            r.values.push_back(label);
+            if (nodes.insert(label).second && macs_of_node.count(label)) r.macs += macs_of_node[label];
+        }
+        reports.push_back(std::move(r));
+    }
+    return reports;
+}
+
 int run(const ImportOptions &o) {
     onnx::ImportOptions io;
     io.dims = parse_dims(o.dims);
@@ -70,6 +100,7 @@ int run(const ImportOptions &o) {
     const onnx::Model m = onnx::import(o.model, io);
     int64_t macs = 0;
     for (const onnx::ModelNode &n : m.nodes) macs += n.macs;
+    const std::vector<GroupReport> groups = group_reports(m);
     if (o.json) {
         nlohmann::ordered_json j;
         j["model"] = o.model;
@@ -86,6 +117,14 @@ int run(const ImportOptions &o) {
             for (const auto &t : n.outputs) jn["outputs"].push_back(tensor_json(t));
             jn["macs"] = n.macs;
             j["nodes"].push_back(jn);
+        }
+        j["fusion_groups"] = nlohmann::json::array();
+        for (const GroupReport &g : groups) {
+            nlohmann::ordered_json jg;
+            jg["head"] = g.head;
+            jg["values"] = g.values;
+            jg["macs"] = g.macs;
+            j["fusion_groups"].push_back(jg);
         }
         j["macs"] = macs;
         j["funcs"] = m.pipeline.functions().size();
@@ -106,6 +145,15 @@ int run(const ImportOptions &o) {
     }
     for (const auto &t : m.outputs)
         std::printf("  output %-20s %-6s %s\n", t.name.c_str(), t.type.to_string().c_str(), shape_text(t.shape).c_str());
+    std::printf("%zu fusion groups (each value joins the group of the producers only it reads; one matmul, conv or reduction per group):\n",
+                groups.size());
+    for (const GroupReport &g : groups) {
+        std::string inside;
+        for (const std::string &v : g.values) inside += (inside.empty() ? "" : " + ") + v;
+        std::printf("  group  %s", inside.c_str());
+        if (g.macs) std::printf("  (%lld MACs)", static_cast<long long>(g.macs));
+        std::printf("\n");
+    }
     return 0;
 }
 
@@ -113,7 +161,7 @@ int run(const ImportOptions &o) {
 
 Command add_import_command(CLI::App &app) {
     auto o = std::make_shared<ImportOptions>();
-    CLI::App *cmd = app.add_subcommand("import", "import an ONNX model and print its graph: nodes, shapes, MACs");
+    CLI::App *cmd = app.add_subcommand("import", "import an ONNX model and print its graph: nodes, shapes, MACs, fusion groups");
     cmd->footer("Runs ONNX's checker and shape inference, then turns every node into operator-library Funcs.\n"
                 "Unsupported ops or attributes, unbound symbolic dimensions and malformed files are errors\n"
                 "naming the node (name and op_type) and what is supported.");

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tessera/codegen/chip_model.h"
+#include "tessera/codegen/host_schedules.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/codegen/runtime.h"
 #include "tessera/internal/cut_subgraph.h"
@@ -35,7 +36,7 @@ ValueNode value_node(const std::map<std::string, GraphValue> &values, const std:
 
 } // namespace
 
-HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<GraphValue> &value_list, const Bindings &bindings) {
+std::vector<ModelFusionGroup> model_fusion_groups(const Pipeline &model, const std::vector<GraphValue> &value_list) {
     std::map<std::string, GraphValue> values;
     for (const GraphValue &v : value_list) values[v.func.name()] = v;
     std::set<std::string> outputs;
@@ -65,12 +66,20 @@ HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<
         members[v] = m;
         reduces[v] = r;
     }
+    std::vector<ModelFusionGroup> groups;
+    for (const std::string &head : order)
+        if (members.count(head)) groups.push_back({head, members[head]});
+    return groups;
+}
 
+HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<GraphValue> &value_list, const Bindings &bindings) {
+    std::map<std::string, GraphValue> values;
+    for (const GraphValue &v : value_list) values[v.func.name()] = v;
     HostModelProfile profile;
     std::map<std::string, Buffer<>> computed; // group head -> its result
-    for (const std::string &head : order) {
-        if (!members.count(head)) continue;
-        const std::set<std::string> inside(members[head].begin(), members[head].end());
+    for (const ModelFusionGroup &group : model_fusion_groups(model, value_list)) {
+        const std::string &head = group.head;
+        const std::set<std::string> inside(group.members.begin(), group.members.end());
         std::map<std::string, std::vector<int64_t>> cuts;
         for (const auto &[name, gv] : values)
             if (!inside.count(name)) cuts[name] = gv.shape;
@@ -79,12 +88,14 @@ HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<
         Bindings b = bindings;
         for (const auto &[name, input] : cut.cut_inputs) b.emplace_back(input, computed.at(name));
         const std::vector<std::vector<int64_t>> shapes{hv.shape};
-        const CompiledKernel kernel = compile_jit(Pipeline(cut.head), shapes, Target::host());
+        const Pipeline group_pipeline(cut.head);
+        host_schedules::model(group_pipeline); // as the whole model compiles
+        const CompiledKernel kernel = compile_jit(group_pipeline, shapes, Target::host());
         const auto start = std::chrono::steady_clock::now();
         computed[head] = run_pipeline_kernel(kernel, shapes, b).at(0);
         const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
         HostGroupRun run{head, hv.label, {}, ms};
-        for (const std::string &m : members[head]) run.fused.push_back(values.at(m).label);
+        for (const std::string &m : group.members) run.fused.push_back(values.at(m).label);
         profile.groups.push_back(std::move(run));
     }
     for (const Func &o : model.outputs()) profile.outputs.push_back(computed.at(o.name()));

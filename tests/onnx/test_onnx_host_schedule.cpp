@@ -3,12 +3,16 @@
 // same values as the reference evaluator on every small model.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "onnx_test_util.h"
+#include "tessera/codegen/chip_model.h"
 #include "tessera/codegen/host_features.h"
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/fusion.h"
 #include "tessera/internal/function.h"
 #include "tessera/onnx.h"
+#include "test_support.h"
 
 namespace {
 
@@ -81,6 +85,47 @@ TEST(HostModelSchedule, VectorizesEveryComputedFuncAtTheHostsWidthAndThreadsTheR
     }
     EXPECT_GE(computed, 4) << "three matmuls and the model's output are computed";
     EXPECT_GE(parallel, 2) << "the root Funcs run their rows in parallel:\n" << m.pipeline.schedule().to_string();
+}
+
+TEST(ModelFusionGroups, PutEachConvWithItsEpilogueAndCoverEveryValueOnce) {
+    // resnet_block after the passes: conv1 (BatchNorm folded) + ReLU, conv2 + residual Add + ReLU.
+    const onnx::Model m = import_model("resnet_block");
+    const std::vector<ModelFusionGroup> groups = model_fusion_groups(m.pipeline, m.values);
+    std::map<std::string, std::string> label_of;
+    for (const GraphValue &v : m.values) label_of[v.func.name()] = v.label;
+    std::vector<std::vector<std::string>> seen;
+    size_t members = 0;
+    for (const ModelFusionGroup &g : groups) {
+        ASSERT_FALSE(g.members.empty());
+        EXPECT_EQ(g.members.back(), g.head) << "the head is computed last";
+        std::vector<std::string> ops;
+        for (const std::string &v : g.members) ops.push_back(label_of.at(v).substr(label_of.at(v).rfind('(')));
+        seen.push_back(ops);
+        members += g.members.size();
+    }
+    EXPECT_EQ(members, m.values.size()) << "every graph value is in exactly one group";
+    const std::vector<std::vector<std::string>> expected = {{"(Conv)", "(Relu)"}, {"(Conv)", "(Add)", "(Relu)"}};
+    EXPECT_EQ(seen, expected);
+}
+
+TEST(ModelFusionGroups, TesseraImportListsThemWithTheirMacs) {
+    const std::string cli = TESSERA_BINARY_DIR "/apps/cli/tessera";
+    const auto r = tessera_test::run_command("'" + cli + "' import '" + (onnx_test::small_models_dir() / "mlp.onnx").string() +
+                                             "' --dim N=2 --json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const nlohmann::json j = nlohmann::json::parse(r.out);
+    const onnx::Model m = import_model("mlp");
+    int64_t node_macs = 0, group_macs = 0, matmul_groups = 0;
+    for (const onnx::ModelNode &n : m.nodes) node_macs += n.macs;
+    ASSERT_TRUE(j.contains("fusion_groups")) << r.out;
+    for (const nlohmann::json &g : j.at("fusion_groups")) {
+        group_macs += g.at("macs").get<int64_t>();
+        matmul_groups += g.at("macs").get<int64_t>() > 0;
+        EXPECT_EQ(g.at("values").back(), g.at("head"));
+    }
+    EXPECT_GT(node_macs, 0);
+    EXPECT_EQ(group_macs, node_macs) << "the groups' MACs are the nodes' MACs, each counted once";
+    EXPECT_EQ(matmul_groups, 3) << "three fully connected layers, three groups with MACs:\n" << r.out;
 }
 
 } // namespace

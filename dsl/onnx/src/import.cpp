@@ -203,7 +203,7 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
         } catch (const Error &e) {
             throw Error(origin + ": " + e.what()); // the node is named; say which file too
         }
-        ModelNode info{node.name(), node.op_type(), {}, ctx.macs};
+        ModelNode info{node.name(), node.op_type(), {}, ctx.macs, node_label(node, k)};
         for (int o = 0; o < node.output_size() && o < static_cast<int>(outs.size()); ++o) {
             if (node.output(o).empty()) continue;
             Value v = outs[static_cast<size_t>(o)];

@@ -109,17 +109,27 @@ struct HostGroupRun {
     double run_ms = 0;              ///< Its measured run time.
 };
 
+/// A fusion group of a model: a graph value (its head) and the values computed with it.
+struct ModelFusionGroup {
+    std::string head;                 ///< the head's Func name
+    std::vector<std::string> members; ///< Func names of the values inside, producers first, the head last
+};
+
+/// A model's graph values grouped as the fusion schedule fuses them: a value joins the groups of
+/// the producers only it reads as long as the merged group holds at most one value with a
+/// reduction (a bias, an activation, a residual add joins its matmul or conv; an element-wise
+/// chain is one group; two matmuls are two). Groups in the order they compute.
+std::vector<ModelFusionGroup> model_fusion_groups(const Pipeline &model, const std::vector<GraphValue> &values);
+
 /// A model run on the host group by group, each group JIT-compiled on its own.
 struct HostModelProfile {
     std::vector<Buffer<>> outputs;
     std::vector<HostGroupRun> groups; ///< In the order they ran.
 };
 
-/// Runs `model` on the host as its fusion groups — a graph value joins the groups of the
-/// producers only it reads as long as the merged group holds at most one value with a reduction
-/// (a bias, an activation, a residual add joins its matmul or conv; an element-wise chain is one
-/// group; two matmuls are two) — each compiled for the host and timed on its own, in order. For
-/// the trace of a host run.
+/// Runs `model` on the host as its fusion groups (model_fusion_groups), each compiled for the
+/// host with the graph compiler's host schedule (host_schedules::model) and timed on its own, in
+/// order. For the trace of a host run.
 HostModelProfile profile_model_on_host(const Pipeline &model, const std::vector<GraphValue> &values, const Bindings &bindings);
 
 /// The Chrome trace of a host profile: one box per fusion group, one after another, each as

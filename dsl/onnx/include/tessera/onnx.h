@@ -51,6 +51,8 @@ struct ModelNode {
     std::vector<ModelTensor> outputs;
     /// Multiply-accumulates of the node (Conv, ConvTranspose, MatMul, Gemm, ...); 0 for others.
     int64_t macs = 0;
+    /// How reports name it, as its graph values' labels do: "node 'fc1' (Gemm)".
+    std::string label;
 };
 
 /// An imported model.
