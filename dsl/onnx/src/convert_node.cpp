@@ -876,11 +876,15 @@ std::vector<Value> qlinear_conv(NodeContext &ctx) {
     return one(requantize(ctx, acc, 1, 4, 6, 7, true));
 }
 
-/// ai.tessera::Gelu, made by recognise_gelu from the Erf form.
+/// ai.tessera::Gelu, made by recognise_gelu from the Erf form or (approximation="tanh") the Tanh form.
 std::vector<Value> gelu(NodeContext &ctx) {
-    ctx.allow_attributes({});
+    ctx.allow_attributes({"approximation"});
     ctx.require_arity(1, 1, 1);
-    return one(ops::gelu(ctx.tensor(0), ops::GeluApproximation::None, ctx.func_name()), ctx.input(0).scalar);
+    const std::string approximation = ctx.attr_string("approximation", "none");
+    if (approximation != "none" && approximation != "tanh")
+        ctx.fail("attribute 'approximation' is '" + approximation + "'; supported: none, tanh");
+    return one(ops::gelu(ctx.tensor(0), approximation == "tanh" ? ops::GeluApproximation::Tanh : ops::GeluApproximation::None, ctx.func_name()),
+               ctx.input(0).scalar);
 }
 
 std::vector<Value> identity(NodeContext &ctx) {

@@ -29,8 +29,9 @@ int fold_batchnorm_into_conv(::onnx::GraphProto &graph);
 /// The domain of the nodes the passes introduce (ai.tessera::Gelu).
 inline constexpr const char *kTesseraDomain = "ai.tessera";
 
-/// Replaces the five nodes of GELU's Erf form, as PyTorch exports it, by one ai.tessera::Gelu
-/// node (gelu_recognition.cpp). Returns how many it replaced.
+/// Replaces the nodes of GELU's Erf form (five) or Tanh form (eight or nine; the node then has
+/// approximation="tanh"), as PyTorch exports them, by one ai.tessera::Gelu node
+/// (gelu_recognition.cpp). Returns how many it replaced.
 int recognise_gelu(::onnx::GraphProto &graph);
 
 /// Uses of every value name: how many node inputs and graph outputs read it.
