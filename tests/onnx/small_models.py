@@ -124,9 +124,14 @@ def inverted_residual(out):
     save(out, "inverted_residual", g, [x], conv2d(d, wp) + x)
 
 
+def quantize(a, scale, zero, lo, hi):
+    """ONNX QuantizeLinear: round half to even, saturate; scale and zero broadcast as given."""
+    return np.clip(np.rint(np.asarray(a, np.float32) / np.float32(scale)) + zero, lo, hi)
+
+
 def qdq_conv(out):
     """A QDQ-quantised conv (QuantizeLinear/DequantizeLinear around a float Conv), as quantisation
-    tools export it; checked against the reference evaluator only."""
+    tools export it. out_0 is the quantised arithmetic in NumPy; float_0 the conv unquantised."""
     w = f32(rng.normal(0, 0.3, (4, 3, 3, 3)))
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
@@ -136,10 +141,47 @@ def qdq_conv(out):
         helper.make_node("Conv", ["xd", "wd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c"], ["y"], name="relu"),
     ]
-    inits = [init("w", w), init("xs", f32(0.02)), init("xz", np.uint8(128)), init("ws", f32(0.01)), init("wz", np.int8(0))]
+    xs, ws = 0.03, 0.01  # x in [-3.84, 3.81]: no input of N(0, 1) here saturates
+    inits = [init("w", w), init("xs", f32(xs)), init("xz", np.uint8(128)), init("ws", f32(ws)), init("wz", np.int8(0))]
     g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], initializer=inits)
-    save(out, "qdq_conv", g, [f32(rng.normal(0, 1, (1, 3, 6, 6)))])
+    x = f32(rng.normal(0, 1, (1, 3, 6, 6)))
+    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    wd = quantize(w, ws, 0, -128, 127) * np.float64(np.float32(ws))
+    save(out, "qdq_conv", g, [x], np.maximum(conv2d(xd, wd, 1), 0))
+    np.save(os.path.join(out, "qdq_conv.float_0.npy"), f32(np.maximum(conv2d(x, w, 1), 0)))
+
+
+def qdq_matmul(out, name="qdq_matmul", axis=1):
+    """A QDQ-quantised linear layer: uint8 activations, int8 weights with one scale per output
+    column (axis 1), a float bias, the result requantised (Q/DQ after the MatMul + bias, as
+    QLinearMatMul would) and a ReLU. With one scale per row of the weight (axis 0,
+    qdq_matmul_per_row) the scale cannot leave the sum: no integer kernel."""
+    k, n = 24, 8
+    w, b = f32(rng.normal(0, 0.3, (k, n))), f32(rng.normal(0, 0.1, n))
+    ws = f32(np.abs(w).max(axis=1 - axis) / 127)
+    wsb = ws if axis == 1 else ws[:, None]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w", axis=axis),
+        helper.make_node("MatMul", ["xd", "wd"], ["m"], name="fc"),
+        helper.make_node("Add", ["m", "b"], ["mb"], name="bias"),
+        helper.make_node("QuantizeLinear", ["mb", "ys", "yz"], ["yq"], name="q_y"),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["yd"], name="dq_y"),
+        helper.make_node("Relu", ["yd"], ["y"], name="relu"),
+    ]
+    xs, ys = 0.03, 0.05
+    wq = quantize(w, wsb, 0, -128, 127).astype(np.int8)
+    inits = [init("wq", wq), init("ws", ws), init("wz", np.zeros(len(ws), np.int8)), init("b", b), init("xs", f32(xs)),
+             init("xz", np.uint8(128)), init("ys", f32(ys)), init("yz", np.uint8(128))]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])], initializer=inits)
+    x = f32(rng.normal(0, 1, (4, k)))
+    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    mb = xd @ (wq * wsb.astype(np.float64)) + b
+    save(out, name, g, [x], np.maximum((quantize(mb, ys, 128, 0, 255) - 128) * np.float64(np.float32(ys)), 0))
+    np.save(os.path.join(out, name + ".float_0.npy"), f32(np.maximum(x.astype(np.float64) @ w + b, 0)))
 
 
 def cleanup(out):
@@ -408,6 +450,7 @@ if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
     for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net, bert_layer, lstm,
-                  lstm_cell, mlp_gelu_tanh):
+                  lstm_cell, mlp_gelu_tanh, qdq_matmul):
         build(d)
     mlp_gelu_tanh(d, "mlp_gelu_tanh_near_miss", kappa=0.05)
+    qdq_matmul(d, "qdq_matmul_per_row", axis=0)

@@ -95,7 +95,13 @@ INSTANTIATE_TEST_SUITE_P(
         // The LSTM op: its weights' gate blocks reordered (i, o, f, c -> i, f, g, o) inside the matmul's read.
         RefusedCase{"lstm", "tsp-mini", "node 'lstm' (LSTM)"}, RefusedCase{"lstm", "npu-edge", "node 'lstm' (LSTM)"},
         // The unrolled cell: slicing the gates along the innermost dimension (no SXM form).
-        RefusedCase{"lstm_cell", "tsp-mini", "node 'slice_i' (Slice)"}, RefusedCase{"lstm_cell", "npu-edge", "node 'slice_i' (Slice)"}),
+        RefusedCase{"lstm_cell", "tsp-mini", "node 'slice_i' (Slice)"}, RefusedCase{"lstm_cell", "npu-edge", "node 'slice_i' (Slice)"},
+        // The integer kernels of the Q/DQ pass: the zero points' subtraction inside the product's
+        // reads (x - zero point, in int32) is not an MXM form.
+        RefusedCase{"qdq_conv", "tsp-mini", "node 'conv_qdq_integer' (ConvInteger)"},
+        RefusedCase{"qdq_conv", "npu-edge", "node 'conv_qdq_integer' (ConvInteger)"},
+        RefusedCase{"qdq_matmul", "tsp-mini", "node 'fc_qdq_integer' (MatMulInteger)"},
+        RefusedCase{"qdq_matmul", "npu-edge", "node 'fc_qdq_integer' (MatMulInteger)"}),
     [](const testing::TestParamInfo<RefusedCase> &i) {
         std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
         std::replace(s.begin(), s.end(), '-', '_');
@@ -231,7 +237,7 @@ TEST_P(FusionSchedule, KeepsEveryValueOnTheHost) {
 
 INSTANTIATE_TEST_SUITE_P(Models, FusionSchedule,
                          testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
-                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh"));
+                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "qdq_matmul"));
 
 TEST(FusionSchedule, FusesTheMatmulIntoItsEpilogueAndInlinesElementwiseChains) {
     const onnx::Model m = import_model("mlp");

@@ -43,7 +43,8 @@ TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
-                                                           "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "mlp_gelu_tanh_near_miss"));
+                                                           "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "mlp_gelu_tanh_near_miss", "qdq_matmul",
+                                                           "qdq_matmul_per_row"));
 
 TEST(OnnxModels, ConstantFoldingComputesShapeArithmeticAtImport) {
     const fs::path dir = build_models();
@@ -146,6 +147,49 @@ TEST(OnnxModels, GeluTanhFormBecomesOneNodeWithTheSameValues) {
     EXPECT_EQ(std::count(kept.begin(), kept.end(), "Tanh"), 1);
     EXPECT_EQ(near_miss.nodes_removed, 0);
     EXPECT_EQ(passes_keep_values(dir, "mlp_gelu_tanh_near_miss"), "");
+}
+
+/// The node of `m` named `name`; fails the test when there is none.
+const tessera::onnx::ModelNode *node_named(const tessera::onnx::Model &m, const std::string &name) {
+    for (const auto &n : m.nodes)
+        if (n.name == name) return &n;
+    ADD_FAILURE() << "no node '" << name << "'";
+    return nullptr;
+}
+
+TEST(OnnxModels, QdqPairsAroundConvsAndMatmulsBecomeIntegerKernels) {
+    const fs::path dir = build_models();
+    // Conv(DQ(xq), DQ(wq)) -> ConvInteger of the uint8 input and the int8 weights (an int32
+    // accumulator), then Cast and the two scales; both DequantizeLinear nodes are gone.
+    const tessera::onnx::Model conv = tessera::onnx::import((dir / "qdq_conv.onnx").string());
+    EXPECT_EQ(op_types(conv), (std::vector<std::string>{"QuantizeLinear", "QuantizeLinear", "ConvInteger", "Cast", "Mul", "Mul", "Relu"}));
+    if (const auto *n = node_named(conv, "conv_qdq_integer")) {
+        EXPECT_EQ(n->outputs.at(0).type, Int(32));
+        EXPECT_EQ(n->macs, 4 * 6 * 6 * (3 * 3 * 3));
+    }
+    EXPECT_EQ(passes_keep_values(dir, "qdq_conv"), "");
+    // MatMul with per-column weight scales and a bias, requantised after: MatMulInteger, the
+    // scales, the bias, then the model's own QuantizeLinear (QLinearMatMul's arithmetic).
+    const tessera::onnx::Model matmul = tessera::onnx::import((dir / "qdq_matmul.onnx").string());
+    EXPECT_EQ(op_types(matmul), (std::vector<std::string>{"QuantizeLinear", "MatMulInteger", "Cast", "Mul", "Mul", "Add", "QuantizeLinear",
+                                                          "DequantizeLinear", "Relu"}));
+    if (const auto *n = node_named(matmul, "fc_qdq_integer")) EXPECT_EQ(n->outputs.at(0).type, Int(32));
+    EXPECT_EQ(passes_keep_values(dir, "qdq_matmul"), "");
+    // Per-row weight scales (axis 0 of [K, N]) vary along the sum: left as a float MatMul.
+    const tessera::onnx::Model per_row = tessera::onnx::import((dir / "qdq_matmul_per_row.onnx").string());
+    const std::vector<std::string> kept = op_types(per_row);
+    EXPECT_EQ(std::count(kept.begin(), kept.end(), "MatMul"), 1);
+    EXPECT_EQ(std::count(kept.begin(), kept.end(), "MatMulInteger"), 0);
+    EXPECT_EQ(per_row.nodes_removed, 0);
+
+    // The quantised models against the same models unquantised (float_0, NumPy): within the
+    // quantisation tolerance README states, 2e-2 x max(1, max|y|) (measured: 1.2e-2, 1.4e-2).
+    for (const std::string name : {"qdq_conv", "qdq_matmul"}) {
+        const tessera::onnx::Model m = tessera::onnx::import((dir / (name + ".onnx")).string());
+        const Buffer<> x = Buffer<>::load_npy((dir / (name + ".in_0.npy")).string());
+        const Buffer<> unquantised = Buffer<>::load_npy((dir / (name + ".float_0.npy")).string());
+        EXPECT_EQ(onnx_test::within(m.run({{"x", x}}, Target::host())[0], unquantised, 2e-2), "") << name;
+    }
 }
 
 TEST(OnnxModels, RunModelWritesVerifiedOutputs) {

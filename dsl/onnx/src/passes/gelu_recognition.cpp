@@ -17,14 +17,8 @@ namespace tessera::onnx::internal {
 namespace {
 
 /// A scalar float constant (an initializer or a Constant node's value) named `name`.
-std::optional<double> scalar(const ::onnx::GraphProto &graph, const std::map<std::string, int> &producer, const std::string &name) {
-    const ::onnx::TensorProto *t = nullptr;
-    for (const auto &init : graph.initializer())
-        if (init.name() == name) t = &init;
-    const auto p = producer.find(name);
-    if (!t && p != producer.end() && graph.node(p->second).op_type() == "Constant")
-        for (const auto &a : graph.node(p->second).attribute())
-            if (a.name() == "value" && a.has_t()) t = &a.t();
+std::optional<double> scalar(const ::onnx::GraphProto &graph, const std::string &name) {
+    const ::onnx::TensorProto *t = constant_tensor(graph, name);
     if (!t || t->data_type() != ::onnx::TensorProto::FLOAT) return std::nullopt;
     try {
         const Buffer<> b = tensor_to_buffer(*t, name);
@@ -54,8 +48,8 @@ int recognise_gelu(::onnx::GraphProto &graph) {
     // The operand of a binary node that is not the constant `c`, if the other one is.
     auto other = [&](const ::onnx::NodeProto &n, double c) -> std::optional<std::string> {
         if (n.input_size() != 2) return std::nullopt;
-        if (near(scalar(graph, producer, n.input(1)), c)) return n.input(0);
-        if (near(scalar(graph, producer, n.input(0)), c)) return n.input(1);
+        if (near(scalar(graph, n.input(1)), c)) return n.input(0);
+        if (near(scalar(graph, n.input(0)), c)) return n.input(1);
         return std::nullopt;
     };
     // erf(x / √2) (or erf(x · 1/√2)) producing `e`; the values it consumes go to `consumed`.
@@ -64,7 +58,7 @@ int recognise_gelu(::onnx::GraphProto &graph) {
         if (!erf) return false;
         const ::onnx::NodeProto *scale = node_of(erf->input(0), "Div");
         std::optional<std::string> scaled;
-        if (scale && near(scalar(graph, producer, scale->input(1)), std::sqrt(2.0))) scaled = scale->input(0);
+        if (scale && near(scalar(graph, scale->input(1)), std::sqrt(2.0))) scaled = scale->input(0);
         if (!scale && (scale = node_of(erf->input(0), "Mul"))) scaled = other(*scale, std::sqrt(0.5));
         if (!scaled || *scaled != x || !single_use(erf->input(0))) return false;
         consumed = {erf->input(0)};
@@ -73,7 +67,7 @@ int recognise_gelu(::onnx::GraphProto &graph) {
     // x³ as Pow(x, 3) or x · (x · x), in either order.
     auto cube_of = [&](const std::string &v, const std::string &x, std::vector<std::string> &consumed) {
         if (const ::onnx::NodeProto *pow = node_of(v, "Pow"))
-            return pow->input_size() == 2 && pow->input(0) == x && near(scalar(graph, producer, pow->input(1)), 3.0);
+            return pow->input_size() == 2 && pow->input(0) == x && near(scalar(graph, pow->input(1)), 3.0);
         const ::onnx::NodeProto *mul = node_of(v, "Mul");
         if (!mul || mul->input_size() != 2) return false;
         for (int side = 0; side < 2; ++side) {
