@@ -152,6 +152,29 @@ def qdq_conv(out):
     np.save(os.path.join(out, "qdq_conv.float_0.npy"), f32(np.maximum(conv2d(x, w, 1), 0)))
 
 
+def qdq_conv_per_channel(out):
+    """A QDQ conv as per-channel quantisation exports it: int8 weights stored quantised, one scale
+    and zero point per output channel (axis 0), a float bias, stride 2."""
+    w, b = f32(rng.normal(0, 0.3, (6, 4, 3, 3))), f32(rng.normal(0, 0.1, 6))
+    ws = f32(np.abs(w).reshape(6, -1).max(axis=1) / 127)
+    wq = quantize(w, ws[:, None, None, None], 0, -128, 127).astype(np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w", axis=0),
+        helper.make_node("Conv", ["xd", "wd", "b"], ["y"], name="conv", pads=[1, 1, 1, 1], strides=[2, 2]),
+    ]
+    xs = 0.03
+    inits = [init("wq", wq), init("ws", ws), init("wz", np.zeros(6, np.int8)), init("b", b), init("xs", f32(xs)), init("xz", np.uint8(128))]
+    g = helper.make_graph(nodes, "qdq_conv_per_channel", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 4, 4])], initializer=inits)
+    x = f32(rng.normal(0, 1, (1, 4, 8, 8)))
+    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    wd = wq * ws.astype(np.float64)[:, None, None, None]
+    save(out, "qdq_conv_per_channel", g, [x], conv2d(xd, wd, 1, 2) + b.reshape(1, -1, 1, 1))
+    np.save(os.path.join(out, "qdq_conv_per_channel.float_0.npy"), f32(conv2d(x, w, 1, 2) + b.reshape(1, -1, 1, 1)))
+
+
 def qdq_matmul(out, name="qdq_matmul", axis=1):
     """A QDQ-quantised linear layer: uint8 activations, int8 weights with one scale per output
     column (axis 1), a float bias, the result requantised (Q/DQ after the MatMul + bias, as
@@ -450,7 +473,7 @@ if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
     for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net, bert_layer, lstm,
-                  lstm_cell, mlp_gelu_tanh, qdq_matmul):
+                  lstm_cell, mlp_gelu_tanh, qdq_matmul, qdq_conv_per_channel):
         build(d)
     mlp_gelu_tanh(d, "mlp_gelu_tanh_near_miss", kappa=0.05)
     qdq_matmul(d, "qdq_matmul_per_row", axis=0)

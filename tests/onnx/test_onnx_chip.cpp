@@ -237,7 +237,7 @@ TEST_P(FusionSchedule, KeepsEveryValueOnTheHost) {
 
 INSTANTIATE_TEST_SUITE_P(Models, FusionSchedule,
                          testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
-                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "qdq_matmul"));
+                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "qdq_matmul", "qdq_conv_per_channel"));
 
 TEST(FusionSchedule, FusesTheMatmulIntoItsEpilogueAndInlinesElementwiseChains) {
     const onnx::Model m = import_model("mlp");
