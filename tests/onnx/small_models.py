@@ -175,11 +175,14 @@ def qdq_conv_per_channel(out):
     np.save(os.path.join(out, "qdq_conv_per_channel.float_0.npy"), f32(conv2d(x, w, 1, 2) + b.reshape(1, -1, 1, 1)))
 
 
-def qdq_matmul(out, name="qdq_matmul", axis=1):
+def qdq_matmul(out, name="qdq_matmul", axis=1, zero=128):
     """A QDQ-quantised linear layer: uint8 activations, int8 weights with one scale per output
     column (axis 1), a float bias, the result requantised (Q/DQ after the MatMul + bias, as
     QLinearMatMul would) and a ReLU. With one scale per row of the weight (axis 0,
-    qdq_matmul_per_row) the scale cannot leave the sum: no integer kernel."""
+    qdq_matmul_per_row) the scale cannot leave the sum: no integer kernel. With zero=0
+    (qdq_matmul_symmetric) activations and output are int8 with zero points 0, as symmetric
+    quantisation exports them."""
+    q_type, lo, hi = (np.uint8, 0, 255) if zero else (np.int8, -128, 127)
     k, n = 24, 8
     w, b = f32(rng.normal(0, 0.3, (k, n))), f32(rng.normal(0, 0.1, n))
     ws = f32(np.abs(w).max(axis=1 - axis) / 127)
@@ -197,13 +200,13 @@ def qdq_matmul(out, name="qdq_matmul", axis=1):
     xs, ys = 0.03, 0.05
     wq = quantize(w, wsb, 0, -128, 127).astype(np.int8)
     inits = [init("wq", wq), init("ws", ws), init("wz", np.zeros(len(ws), np.int8)), init("b", b), init("xs", f32(xs)),
-             init("xz", np.uint8(128)), init("ys", f32(ys)), init("yz", np.uint8(128))]
+             init("xz", q_type(zero)), init("ys", f32(ys)), init("yz", q_type(zero))]
     g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])], initializer=inits)
     x = f32(rng.normal(0, 1, (4, k)))
-    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    xd = (quantize(x, xs, zero, lo, hi) - zero) * np.float64(np.float32(xs))
     mb = xd @ (wq * wsb.astype(np.float64)) + b
-    save(out, name, g, [x], np.maximum((quantize(mb, ys, 128, 0, 255) - 128) * np.float64(np.float32(ys)), 0))
+    save(out, name, g, [x], np.maximum((quantize(mb, ys, zero, lo, hi) - zero) * np.float64(np.float32(ys)), 0))
     np.save(os.path.join(out, name + ".float_0.npy"), f32(np.maximum(x.astype(np.float64) @ w + b, 0)))
 
 
@@ -477,3 +480,4 @@ if __name__ == "__main__":
         build(d)
     mlp_gelu_tanh(d, "mlp_gelu_tanh_near_miss", kappa=0.05)
     qdq_matmul(d, "qdq_matmul_per_row", axis=0)
+    qdq_matmul(d, "qdq_matmul_symmetric", zero=0)

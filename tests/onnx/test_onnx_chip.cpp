@@ -60,7 +60,8 @@ TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,
-                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "cleanup", "mlp_gelu_tanh"),
+                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "cleanup", "mlp_gelu_tanh",
+                                                          "qdq_matmul_symmetric"),
                                           testing::Values("tsp-mini", "npu-edge")),
                          [](const testing::TestParamInfo<ChipCase> &i) {
                              std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
@@ -96,8 +97,9 @@ INSTANTIATE_TEST_SUITE_P(
         RefusedCase{"lstm", "tsp-mini", "node 'lstm' (LSTM)"}, RefusedCase{"lstm", "npu-edge", "node 'lstm' (LSTM)"},
         // The unrolled cell: slicing the gates along the innermost dimension (no SXM form).
         RefusedCase{"lstm_cell", "tsp-mini", "node 'slice_i' (Slice)"}, RefusedCase{"lstm_cell", "npu-edge", "node 'slice_i' (Slice)"},
-        // The integer kernels of the Q/DQ pass: the zero points' subtraction inside the product's
-        // reads (x - zero point, in int32) is not an MXM form.
+        // The integer kernels of the Q/DQ pass: a non-zero zero point's subtraction inside the
+        // product's reads (x - zero point, in int32) is not an MXM form (with zero points 0,
+        // qdq_matmul_symmetric runs), nor is an integer conv's padding.
         RefusedCase{"qdq_conv", "tsp-mini", "node 'conv_qdq_integer' (ConvInteger)"},
         RefusedCase{"qdq_conv", "npu-edge", "node 'conv_qdq_integer' (ConvInteger)"},
         RefusedCase{"qdq_matmul", "tsp-mini", "node 'fc_qdq_integer' (MatMulInteger)"},
@@ -237,7 +239,7 @@ TEST_P(FusionSchedule, KeepsEveryValueOnTheHost) {
 
 INSTANTIATE_TEST_SUITE_P(Models, FusionSchedule,
                          testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
-                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "qdq_matmul", "qdq_conv_per_channel"));
+                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "qdq_matmul", "qdq_conv_per_channel", "qdq_matmul_symmetric"));
 
 TEST(FusionSchedule, FusesTheMatmulIntoItsEpilogueAndInlinesElementwiseChains) {
     const onnx::Model m = import_model("mlp");

@@ -44,7 +44,7 @@ TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
 
 INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
                                                            "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "mlp_gelu_tanh_near_miss", "qdq_matmul",
-                                                           "qdq_matmul_per_row", "qdq_conv_per_channel"));
+                                                           "qdq_matmul_per_row", "qdq_conv_per_channel", "qdq_matmul_symmetric"));
 
 TEST(OnnxModels, ConstantFoldingComputesShapeArithmeticAtImport) {
     const fs::path dir = build_models();
@@ -180,6 +180,9 @@ TEST(OnnxModels, QdqPairsAroundConvsAndMatmulsBecomeIntegerKernels) {
                                                           "DequantizeLinear", "Relu"}));
     if (const auto *n = node_named(matmul, "fc_qdq_integer")) EXPECT_EQ(n->outputs.at(0).type, Int(32));
     EXPECT_EQ(passes_keep_values(dir, "qdq_matmul"), "");
+    const tessera::onnx::Model symmetric = tessera::onnx::import((dir / "qdq_matmul_symmetric.onnx").string());
+    EXPECT_EQ(op_types(symmetric), op_types(matmul));
+    EXPECT_EQ(passes_keep_values(dir, "qdq_matmul_symmetric"), "");
     // Per-row weight scales (axis 0 of [K, N]) vary along the sum: left as a float MatMul.
     const tessera::onnx::Model per_row = tessera::onnx::import((dir / "qdq_matmul_per_row.onnx").string());
     const std::vector<std::string> kept = op_types(per_row);
