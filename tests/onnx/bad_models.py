@@ -75,6 +75,10 @@ def all_models():
                                 [vi("y", [0, 3])]).SerializeToString()
     m["wrong_type_field"] = model([helper.make_node("Add", ["x", "w"], ["y"], name="add1")], [vi("x", [3])], [vi("y", [3])],
                                   inits=[TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[3], float_data=[1.0, 2.0])]).SerializeToString()
+    m["tessera_gelu_approximation"] = onnx.helper.make_model(
+        helper.make_graph([helper.make_node("Gelu", ["x"], ["y"], name="gelu1", domain="ai.tessera", approximation="sigmoid")], "g",
+                          [vi("x", [2])], [vi("y", [2])]),
+        opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.tessera", 1)]).SerializeToString()
     return m
 
 

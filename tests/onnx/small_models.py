@@ -124,9 +124,14 @@ def inverted_residual(out):
     save(out, "inverted_residual", g, [x], conv2d(d, wp) + x)
 
 
+def quantize(a, scale, zero, lo, hi):
+    """ONNX QuantizeLinear: round half to even, saturate; scale and zero broadcast as given."""
+    return np.clip(np.rint(np.asarray(a, np.float32) / np.float32(scale)) + zero, lo, hi)
+
+
 def qdq_conv(out):
     """A QDQ-quantised conv (QuantizeLinear/DequantizeLinear around a float Conv), as quantisation
-    tools export it; checked against the reference evaluator only."""
+    tools export it. out_0 is the quantised arithmetic in NumPy; float_0 the conv unquantised."""
     w = f32(rng.normal(0, 0.3, (4, 3, 3, 3)))
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
@@ -136,10 +141,73 @@ def qdq_conv(out):
         helper.make_node("Conv", ["xd", "wd"], ["c"], name="conv", pads=[1, 1, 1, 1]),
         helper.make_node("Relu", ["c"], ["y"], name="relu"),
     ]
-    inits = [init("w", w), init("xs", f32(0.02)), init("xz", np.uint8(128)), init("ws", f32(0.01)), init("wz", np.int8(0))]
+    xs, ws = 0.03, 0.01  # x in [-3.84, 3.81]: no input of N(0, 1) here saturates
+    inits = [init("w", w), init("xs", f32(xs)), init("xz", np.uint8(128)), init("ws", f32(ws)), init("wz", np.int8(0))]
     g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], initializer=inits)
-    save(out, "qdq_conv", g, [f32(rng.normal(0, 1, (1, 3, 6, 6)))])
+    x = f32(rng.normal(0, 1, (1, 3, 6, 6)))
+    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    wd = quantize(w, ws, 0, -128, 127) * np.float64(np.float32(ws))
+    save(out, "qdq_conv", g, [x], np.maximum(conv2d(xd, wd, 1), 0))
+    np.save(os.path.join(out, "qdq_conv.float_0.npy"), f32(np.maximum(conv2d(x, w, 1), 0)))
+
+
+def qdq_conv_per_channel(out):
+    """A QDQ conv as per-channel quantisation exports it: int8 weights stored quantised, one scale
+    and zero point per output channel (axis 0), a float bias, stride 2."""
+    w, b = f32(rng.normal(0, 0.3, (6, 4, 3, 3))), f32(rng.normal(0, 0.1, 6))
+    ws = f32(np.abs(w).reshape(6, -1).max(axis=1) / 127)
+    wq = quantize(w, ws[:, None, None, None], 0, -128, 127).astype(np.int8)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w", axis=0),
+        helper.make_node("Conv", ["xd", "wd", "b"], ["y"], name="conv", pads=[1, 1, 1, 1], strides=[2, 2]),
+    ]
+    xs = 0.03
+    inits = [init("wq", wq), init("ws", ws), init("wz", np.zeros(6, np.int8)), init("b", b), init("xs", f32(xs)), init("xz", np.uint8(128))]
+    g = helper.make_graph(nodes, "qdq_conv_per_channel", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 4, 4])], initializer=inits)
+    x = f32(rng.normal(0, 1, (1, 4, 8, 8)))
+    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    wd = wq * ws.astype(np.float64)[:, None, None, None]
+    save(out, "qdq_conv_per_channel", g, [x], conv2d(xd, wd, 1, 2) + b.reshape(1, -1, 1, 1))
+    np.save(os.path.join(out, "qdq_conv_per_channel.float_0.npy"), f32(conv2d(x, w, 1, 2) + b.reshape(1, -1, 1, 1)))
+
+
+def qdq_matmul(out, name="qdq_matmul", axis=1, zero=128):
+    """A QDQ-quantised linear layer: uint8 activations, int8 weights with one scale per output
+    column (axis 1), a float bias, the result requantised (Q/DQ after the MatMul + bias, as
+    QLinearMatMul would) and a ReLU. With one scale per row of the weight (axis 0,
+    qdq_matmul_per_row) the scale cannot leave the sum: no integer kernel. With zero=0
+    (qdq_matmul_symmetric) activations and output are int8 with zero points 0, as symmetric
+    quantisation exports them."""
+    q_type, lo, hi = (np.uint8, 0, 255) if zero else (np.int8, -128, 127)
+    k, n = 24, 8
+    w, b = f32(rng.normal(0, 0.3, (k, n))), f32(rng.normal(0, 0.1, n))
+    ws = f32(np.abs(w).max(axis=1 - axis) / 127)
+    wsb = ws if axis == 1 else ws[:, None]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
+        helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"], name="dq_x"),
+        helper.make_node("DequantizeLinear", ["wq", "ws", "wz"], ["wd"], name="dq_w", axis=axis),
+        helper.make_node("MatMul", ["xd", "wd"], ["m"], name="fc"),
+        helper.make_node("Add", ["m", "b"], ["mb"], name="bias"),
+        helper.make_node("QuantizeLinear", ["mb", "ys", "yz"], ["yq"], name="q_y"),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["yd"], name="dq_y"),
+        helper.make_node("Relu", ["yd"], ["y"], name="relu"),
+    ]
+    xs, ys = 0.03, 0.05
+    wq = quantize(w, wsb, 0, -128, 127).astype(np.int8)
+    inits = [init("wq", wq), init("ws", ws), init("wz", np.zeros(len(ws), np.int8)), init("b", b), init("xs", f32(xs)),
+             init("xz", q_type(zero)), init("ys", f32(ys)), init("yz", q_type(zero))]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])], initializer=inits)
+    x = f32(rng.normal(0, 1, (4, k)))
+    xd = (quantize(x, xs, zero, lo, hi) - zero) * np.float64(np.float32(xs))
+    mb = xd @ (wq * wsb.astype(np.float64)) + b
+    save(out, name, g, [x], np.maximum((quantize(mb, ys, zero, lo, hi) - zero) * np.float64(np.float32(ys)), 0))
+    np.save(os.path.join(out, name + ".float_0.npy"), f32(np.maximum(x.astype(np.float64) @ w + b, 0)))
 
 
 def cleanup(out):
@@ -228,8 +296,188 @@ def conv_net(out):
     save(out, "conv_net", g, [x], r2.mean(axis=(2, 3)) @ w3 + b3)
 
 
+def layernorm(x, s, b, eps=1e-5):
+    m = x.mean(axis=-1, keepdims=True)
+    v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
+    return (x - m) / np.sqrt(v + eps) * s + b
+
+
+def gelu_tanh(x, kappa=0.044715):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + kappa * x ** 3)))
+
+
+def gelu_tanh_nodes(x, y, prefix, kappa="kappa", beta="beta", one="one", half="half"):
+    """GELU's tanh form as PyTorch exports nn.GELU(approximate='tanh') (opset < 20):
+    half * (x * (one + tanh(beta * (x + kappa * (x * (x * x))))))."""
+    p = lambda n: prefix + "_" + n
+    return [
+        helper.make_node("Mul", [x, x], [p("sq")], name=p("sq")),
+        helper.make_node("Mul", [x, p("sq")], [p("cube")], name=p("cube")),
+        helper.make_node("Mul", [kappa, p("cube")], [p("kc")], name=p("kappa")),
+        helper.make_node("Add", [x, p("kc")], [p("inner")], name=p("inner")),
+        helper.make_node("Mul", [beta, p("inner")], [p("scaled")], name=p("beta")),
+        helper.make_node("Tanh", [p("scaled")], [p("t")], name=p("tanh")),
+        helper.make_node("Add", [one, p("t")], [p("tp")], name=p("one")),
+        helper.make_node("Mul", [x, p("tp")], [p("xm")], name=p("mul")),
+        helper.make_node("Mul", [half, p("xm")], [y], name=p("half")),
+    ]
+
+
+def gelu_constants(kappa=0.044715):
+    """The tanh form's constants as Constant nodes (PyTorch's spelling)."""
+    c = lambda name, v: helper.make_node("Constant", [], [name], name=name + "_const", value=numpy_helper.from_array(f32(v), name))
+    return [c("kappa", kappa), c("beta", np.sqrt(2 / np.pi)), c("one", 1.0), c("half", 0.5)]
+
+
+def mlp_gelu_tanh(out, name="mlp_gelu_tanh", kappa=0.044715):
+    """MatMul + bias, GELU's tanh form as PyTorch exports approximate='tanh', MatMul. With another
+    kappa (mlp_gelu_tanh_near_miss) the pattern is not GELU and must stay as it is."""
+    w1, b1, w2 = f32(rng.normal(0, 0.3, (16, 32))), f32(rng.normal(0, 0.1, 32)), f32(rng.normal(0, 0.3, (32, 8)))
+    nodes = gelu_constants(kappa) + [
+        helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+        helper.make_node("Add", ["h0", "b1"], ["h"], name="bias1"),
+    ] + gelu_tanh_nodes("h", "g", "gelu") + [helper.make_node("MatMul", ["g", "w2"], ["y"], name="fc2")]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 8])],
+                          initializer=[init("w1", w1), init("b1", b1), init("w2", w2)])
+    x = f32(rng.normal(0, 1.5, (4, 16)))
+    save(out, name, g, [x], gelu_tanh(x.astype(np.float64) @ w1 + b1, kappa) @ w2)
+
+
+def bert_layer(out):
+    """A BERT encoder layer as PyTorch exports it (opset 17): Q/K/V MatMuls + biases, heads split
+    by Reshape/Transpose, scaled (Div by sqrt(head)) Softmax attention, heads merged, output
+    projection, residual + LayerNormalization, MLP with GELU's tanh form (HF's gelu_new: Pow),
+    residual + LayerNormalization. Sequence 16, hidden 32, 2 heads, MLP 64."""
+    s, d, heads, ff = 16, 32, 2, 64
+    hd = d // heads
+    w = {n: f32(rng.normal(0, 0.2, (d, d))) for n in ("wq", "wk", "wv", "wo")}
+    b = {n: f32(rng.normal(0, 0.1, d)) for n in ("bq", "bk", "bv", "bo")}
+    w1, b1 = f32(rng.normal(0, 0.2, (d, ff))), f32(rng.normal(0, 0.1, ff))
+    w2, b2 = f32(rng.normal(0, 0.2, (ff, d))), f32(rng.normal(0, 0.1, d))
+    ln = [(f32(rng.uniform(0.5, 1.5, d)), f32(rng.normal(0, 0.1, d))) for _ in range(2)]
+    i64 = lambda name, v: init(name, np.asarray(v, np.int64))
+    nodes = []
+    for n in "qkv":
+        nodes += [helper.make_node("MatMul", ["x", "w" + n], [n + "0"], name=n + "_proj"),
+                  helper.make_node("Add", [n + "0", "b" + n], [n + "1"], name=n + "_bias"),
+                  helper.make_node("Reshape", [n + "1", "heads_shape"], [n + "2"], name=n + "_heads")]
+    nodes += [
+        helper.make_node("Transpose", ["q2"], ["qt"], name="q_t", perm=[0, 2, 1, 3]),
+        helper.make_node("Transpose", ["k2"], ["kt"], name="k_t", perm=[0, 2, 3, 1]),
+        helper.make_node("Transpose", ["v2"], ["vt"], name="v_t", perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["qt", "kt"], ["scores"], name="scores"),
+        helper.make_node("Div", ["scores", "scale"], ["scaled"], name="scale"),
+        helper.make_node("Softmax", ["scaled"], ["probs"], name="softmax", axis=-1),
+        helper.make_node("MatMul", ["probs", "vt"], ["ctx"], name="context"),
+        helper.make_node("Transpose", ["ctx"], ["ctx_t"], name="ctx_t", perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx_t", "merged_shape"], ["merged"], name="merge_heads"),
+        helper.make_node("MatMul", ["merged", "wo"], ["o0"], name="o_proj"),
+        helper.make_node("Add", ["o0", "bo"], ["o1"], name="o_bias"),
+        helper.make_node("Add", ["o1", "x"], ["r1"], name="residual1"),
+        helper.make_node("LayerNormalization", ["r1", "ln1_s", "ln1_b"], ["h1"], name="ln1", axis=-1, epsilon=1e-5),
+        helper.make_node("MatMul", ["h1", "w1"], ["f0"], name="fc1"),
+        helper.make_node("Add", ["f0", "b1"], ["f1"], name="fc1_bias"),
+        # HF's gelu_new: 0.5 * f1 * (1 + tanh(sqrt(2/pi) * (f1 + 0.044715 * pow(f1, 3))))
+        helper.make_node("Pow", ["f1", "three"], ["f_cube"], name="gelu_pow"),
+        helper.make_node("Mul", ["f_cube", "kappa"], ["f_kc"], name="gelu_kappa"),
+        helper.make_node("Add", ["f1", "f_kc"], ["f_inner"], name="gelu_inner"),
+        helper.make_node("Mul", ["f_inner", "beta"], ["f_scaled"], name="gelu_beta"),
+        helper.make_node("Tanh", ["f_scaled"], ["f_t"], name="gelu_tanh"),
+        helper.make_node("Add", ["f_t", "one"], ["f_tp"], name="gelu_one"),
+        helper.make_node("Mul", ["f1", "half"], ["f_half"], name="gelu_half"),
+        helper.make_node("Mul", ["f_half", "f_tp"], ["g"], name="gelu_mul"),
+        helper.make_node("MatMul", ["g", "w2"], ["f2"], name="fc2"),
+        helper.make_node("Add", ["f2", "b2"], ["f3"], name="fc2_bias"),
+        helper.make_node("Add", ["f3", "h1"], ["r2"], name="residual2"),
+        helper.make_node("LayerNormalization", ["r2", "ln2_s", "ln2_b"], ["y"], name="ln2", axis=-1, epsilon=1e-5),
+    ]
+    inits = [init(n, a) for n, a in list(w.items()) + list(b.items())]
+    inits += [init("w1", w1), init("b1", b1), init("w2", w2), init("b2", b2), i64("heads_shape", [1, s, heads, hd]),
+              i64("merged_shape", [1, s, d]), init("scale", f32(np.sqrt(hd))), init("three", f32(3.0)),
+              init("kappa", f32(0.044715)), init("beta", f32(np.sqrt(2 / np.pi))), init("one", f32(1.0)), init("half", f32(0.5))]
+    for k in range(2):
+        inits += [init("ln%d_s" % (k + 1), ln[k][0]), init("ln%d_b" % (k + 1), ln[k][1])]
+    g = helper.make_graph(nodes, "bert_layer", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, s, d])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, s, d])], initializer=inits)
+    x = f32(rng.normal(0, 1, (1, s, d)))
+    x64 = x.astype(np.float64)
+    proj = {n: (x64 @ w["w" + n] + b["b" + n]).reshape(1, s, heads, hd).transpose(0, 2, 1, 3) for n in "qkv"}
+    sc = proj["q"] @ proj["k"].transpose(0, 1, 3, 2) / np.sqrt(hd)
+    e = np.exp(sc - sc.max(axis=-1, keepdims=True))
+    ctx = (e / e.sum(axis=-1, keepdims=True)) @ proj["v"]
+    merged = ctx.transpose(0, 2, 1, 3).reshape(1, s, d)
+    h1 = layernorm(merged @ w["wo"] + b["bo"] + x64, *ln[0])
+    f = gelu_tanh(h1 @ w1 + b1) @ w2 + b2
+    save(out, "bert_layer", g, [x], layernorm(f + h1, *ln[1]), opset=17)
+
+
+def lstm(out):
+    """An LSTM layer (the ONNX LSTM op, forward, one layer, default activations, no initial
+    state): 3 steps of batch 2, input 8, hidden 16; the output Y holds every step's hidden state."""
+    seq, batch, inp, hid = 3, 2, 8, 16
+    W, R = f32(rng.normal(0, 0.3, (1, 4 * hid, inp))), f32(rng.normal(0, 0.3, (1, 4 * hid, hid)))
+    B = f32(rng.normal(0, 0.1, (1, 8 * hid)))
+    nodes = [helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], name="lstm", hidden_size=hid)]
+    g = helper.make_graph(nodes, "lstm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, batch, inp])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [seq, 1, batch, hid])],
+                          initializer=[init("W", W), init("R", R), init("B", B)])
+    x = f32(rng.normal(0, 1, (seq, batch, inp)))
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    h, c, ys = np.zeros((batch, hid)), np.zeros((batch, hid)), []
+    for t in range(seq):
+        gates = x[t].astype(np.float64) @ W[0].T + h @ R[0].T + B[0, :4 * hid] + B[0, 4 * hid:]
+        i, o, f, cc = (gates[:, k * hid:(k + 1) * hid] for k in range(4))  # ONNX's gate order: i, o, f, c
+        c = sig(f) * c + sig(i) * np.tanh(cc)
+        h = sig(o) * np.tanh(c)
+        ys.append(h)
+    save(out, "lstm", g, [x], np.stack(ys)[:, None])
+
+
+def lstm_cell(out):
+    """One LSTM cell step unrolled as PyTorch's LSTMCell traces without the LSTM op: the gates
+    x·W_ih + h·W_hh + b as MatMuls, sliced into i, f, g, o, Sigmoid/Tanh, the new cell and hidden
+    state; h and c given as constants, x the input. The output is the new h."""
+    batch, inp, hid = 2, 8, 16
+    wi, wh = f32(rng.normal(0, 0.3, (inp, 4 * hid))), f32(rng.normal(0, 0.3, (hid, 4 * hid)))
+    bias = f32(rng.normal(0, 0.1, 4 * hid))
+    h0, c0 = f32(rng.normal(0, 0.5, (batch, hid))), f32(rng.normal(0, 0.5, (batch, hid)))
+    i64 = lambda name, v: init(name, np.asarray(v, np.int64))
+    nodes = [
+        helper.make_node("MatMul", ["x", "wi"], ["gx"], name="x_gates"),
+        helper.make_node("MatMul", ["h0", "wh"], ["gh"], name="h_gates"),
+        helper.make_node("Add", ["gx", "gh"], ["gs"], name="gates_sum"),
+        helper.make_node("Add", ["gs", "bias"], ["gates"], name="gates_bias"),
+    ]
+    for k, (gate, act) in enumerate((("i", "Sigmoid"), ("f", "Sigmoid"), ("g", "Tanh"), ("o", "Sigmoid"))):
+        nodes += [helper.make_node("Slice", ["gates", "start_" + gate, "end_" + gate, "axis1"], [gate + "0"], name="slice_" + gate),
+                  helper.make_node(act, [gate + "0"], [gate], name=act.lower() + "_" + gate)]
+    nodes += [
+        helper.make_node("Mul", ["f", "c0"], ["fc"], name="forget"),
+        helper.make_node("Mul", ["i", "g"], ["ig"], name="input_gate"),
+        helper.make_node("Add", ["fc", "ig"], ["c1"], name="new_cell"),
+        helper.make_node("Tanh", ["c1"], ["tc"], name="tanh_cell"),
+        helper.make_node("Mul", ["o", "tc"], ["y"], name="new_hidden"),
+    ]
+    inits = [init("wi", wi), init("wh", wh), init("bias", bias), init("h0", h0), init("c0", c0), i64("axis1", [1])]
+    for k, gate in enumerate("ifgo"):
+        inits += [i64("start_" + gate, [k * hid]), i64("end_" + gate, [(k + 1) * hid])]
+    g = helper.make_graph(nodes, "lstm_cell", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [batch, inp])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [batch, hid])], initializer=inits)
+    x = f32(rng.normal(0, 1, (batch, inp)))
+    gates = x.astype(np.float64) @ wi + h0 @ wh + bias
+    sig = lambda v: 1 / (1 + np.exp(-v))
+    i, f, gg, o = (gates[:, k * hid:(k + 1) * hid] for k in range(4))
+    c1 = sig(f) * c0 + sig(i) * np.tanh(gg)
+    save(out, "lstm_cell", g, [x], sig(o) * np.tanh(c1))
+
+
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
-    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net):
+    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net, bert_layer, lstm,
+                  lstm_cell, mlp_gelu_tanh, qdq_matmul, qdq_conv_per_channel):
         build(d)
+    mlp_gelu_tanh(d, "mlp_gelu_tanh_near_miss", kappa=0.05)
+    qdq_matmul(d, "qdq_matmul_per_row", axis=0)
+    qdq_matmul(d, "qdq_matmul_symmetric", zero=0)

@@ -60,13 +60,55 @@ TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,
-                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "cleanup"),
+                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "cleanup", "mlp_gelu_tanh",
+                                                          "qdq_matmul_symmetric"),
                                           testing::Values("tsp-mini", "npu-edge")),
                          [](const testing::TestParamInfo<ChipCase> &i) {
                              std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
                              std::replace(s.begin(), s.end(), '-', '_');
                              return s;
                          });
+
+using RefusedCase = std::tuple<std::string, std::string, std::string>; // model, target, refused node
+
+class ModelRefusedByChip : public testing::TestWithParam<RefusedCase> {};
+
+// Models whose every node the chip backends cannot yet place: the graph compiler names the node
+// and passes on the backend's reason, never falling back to the host.
+TEST_P(ModelRefusedByChip, NamesTheNodeTheChipCannotRun) {
+    const auto &[name, target, node] = GetParam();
+    const onnx::Model m = import_model(name);
+    try {
+        compile_model_for_chip(m.pipeline, m.values, Target::named(target));
+        FAIL() << "expected " << node << " to be refused on " << target;
+    } catch (const Error &e) {
+        EXPECT_NE(std::string(e.what()).find(node + " cannot run on " + target + " even as a kernel of its own: chip backend: "), std::string::npos)
+            << e.what();
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, ModelRefusedByChip,
+    testing::Values(
+        // BERT: the attention's probabilities times V, a batched (per head) matmul whose left
+        // operand is the Softmax inlined, not a plain read: not an MXM form.
+        RefusedCase{"bert_layer", "tsp-mini", "node 'context' (MatMul)"}, RefusedCase{"bert_layer", "npu-edge", "node 'context' (MatMul)"},
+        // The LSTM op: its weights' gate blocks reordered (i, o, f, c -> i, f, g, o) inside the matmul's read.
+        RefusedCase{"lstm", "tsp-mini", "node 'lstm' (LSTM)"}, RefusedCase{"lstm", "npu-edge", "node 'lstm' (LSTM)"},
+        // The unrolled cell: slicing the gates along the innermost dimension (no SXM form).
+        RefusedCase{"lstm_cell", "tsp-mini", "node 'slice_i' (Slice)"}, RefusedCase{"lstm_cell", "npu-edge", "node 'slice_i' (Slice)"},
+        // The integer kernels of the Q/DQ pass: a non-zero zero point's subtraction inside the
+        // product's reads (x - zero point, in int32) is not an MXM form (with zero points 0,
+        // qdq_matmul_symmetric runs), nor is an integer conv's padding.
+        RefusedCase{"qdq_conv", "tsp-mini", "node 'conv_qdq_integer' (ConvInteger)"},
+        RefusedCase{"qdq_conv", "npu-edge", "node 'conv_qdq_integer' (ConvInteger)"},
+        RefusedCase{"qdq_matmul", "tsp-mini", "node 'fc_qdq_integer' (MatMulInteger)"},
+        RefusedCase{"qdq_matmul", "npu-edge", "node 'fc_qdq_integer' (MatMulInteger)"}),
+    [](const testing::TestParamInfo<RefusedCase> &i) {
+        std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
+        std::replace(s.begin(), s.end(), '-', '_');
+        return s;
+    });
 
 TEST(ModelOnChip, AnMlpBecomesOneKernelPerLayerWithItsBiasAndReluFused) {
     const onnx::Model m = import_model("mlp");
@@ -196,7 +238,8 @@ TEST_P(FusionSchedule, KeepsEveryValueOnTheHost) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, FusionSchedule,
-                         testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net"));
+                         testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
+                                         "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "qdq_matmul", "qdq_conv_per_channel", "qdq_matmul_symmetric"));
 
 TEST(FusionSchedule, FusesTheMatmulIntoItsEpilogueAndInlinesElementwiseChains) {
     const onnx::Model m = import_model("mlp");

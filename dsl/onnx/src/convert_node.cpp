@@ -822,6 +822,12 @@ ops::Tensor centred(NodeContext &ctx, int x_index, int zp_index, int axis, const
     const ops::Tensor &x = ctx.tensor(x_index);
     const ops::Tensor x32 = ops::cast(x, Int(32), ctx.func_name() + suffix + "_i32");
     if (!ctx.has_input(zp_index)) return x32;
+    // A zero point known to be 0 (symmetric quantisation) subtracts nothing: the product then
+    // reads the operand only cast, the form the chips' MXM maps.
+    if (ctx.input(zp_index).constant) {
+        const std::vector<int64_t> zps = ctx.constant_ints(zp_index);
+        if (std::all_of(zps.begin(), zps.end(), [](int64_t z) { return z == 0; })) return x32;
+    }
     ops::Tensor zp = ops::cast(ctx.tensor(zp_index), Int(32), ctx.func_name() + suffix + "_zp");
     const std::vector<int64_t> zs = zp.concrete_shape(), xs = x.concrete_shape();
     if (zp.dimensions() == 1 && zs[0] != 1) { // per-axis: shape it to broadcast along axis
@@ -876,11 +882,15 @@ std::vector<Value> qlinear_conv(NodeContext &ctx) {
     return one(requantize(ctx, acc, 1, 4, 6, 7, true));
 }
 
-/// ai.tessera::Gelu, made by recognise_gelu from the Erf form.
+/// ai.tessera::Gelu, made by recognise_gelu from the Erf form or (approximation="tanh") the Tanh form.
 std::vector<Value> gelu(NodeContext &ctx) {
-    ctx.allow_attributes({});
+    ctx.allow_attributes({"approximation"});
     ctx.require_arity(1, 1, 1);
-    return one(ops::gelu(ctx.tensor(0), ops::GeluApproximation::None, ctx.func_name()), ctx.input(0).scalar);
+    const std::string approximation = ctx.attr_string("approximation", "none");
+    if (approximation != "none" && approximation != "tanh")
+        ctx.fail("attribute 'approximation' is '" + approximation + "'; supported: none, tanh");
+    return one(ops::gelu(ctx.tensor(0), approximation == "tanh" ? ops::GeluApproximation::Tanh : ops::GeluApproximation::None, ctx.func_name()),
+               ctx.input(0).scalar);
 }
 
 std::vector<Value> identity(NodeContext &ctx) {

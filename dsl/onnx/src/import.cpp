@@ -140,6 +140,7 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             tessera_ops->set_domain(internal::kTesseraDomain);
             tessera_ops->set_version(1);
         }
+        internal::fuse_qdq_into_integer_kernels(graph);
         internal::fold_transposes_and_reshapes(graph);
         internal::eliminate_common_subexpressions(graph);
         internal::eliminate_dead_nodes(graph);

@@ -29,9 +29,22 @@ int fold_batchnorm_into_conv(::onnx::GraphProto &graph);
 /// The domain of the nodes the passes introduce (ai.tessera::Gelu).
 inline constexpr const char *kTesseraDomain = "ai.tessera";
 
-/// Replaces the five nodes of GELU's Erf form, as PyTorch exports it, by one ai.tessera::Gelu
-/// node (gelu_recognition.cpp). Returns how many it replaced.
+/// Replaces the nodes of GELU's Erf form (five) or Tanh form (eight or nine; the node then has
+/// approximation="tanh"), as PyTorch exports them, by one ai.tessera::Gelu node
+/// (gelu_recognition.cpp). Returns how many it replaced.
 int recognise_gelu(::onnx::GraphProto &graph);
+
+/// Turns DequantizeLinear pairs around a Conv or MatMul into an integer kernel: ConvInteger or
+/// MatMulInteger of the quantised operands and zero points (int8/uint8), then Cast to float and
+/// the scales (and a float bias) applied to the int32 accumulator, so a QuantizeLinear after it
+/// requantises as QLinearConv/QLinearMatMul do (qdq_fusion.cpp). The operand's scale is one
+/// value; the weight's one value or one per output channel (Conv: axis 0, MatMul: the last).
+/// Returns how many convs and matmuls it turned.
+int fuse_qdq_into_integer_kernels(::onnx::GraphProto &graph);
+
+/// The value of `name` when it is an initializer or a Constant node's output, else nullptr
+/// (graph_queries.cpp).
+const ::onnx::TensorProto *constant_tensor(const ::onnx::GraphProto &graph, const std::string &name);
 
 /// Uses of every value name: how many node inputs and graph outputs read it.
 std::map<std::string, int> value_uses(const ::onnx::GraphProto &graph);
