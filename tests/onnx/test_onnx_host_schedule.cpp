@@ -28,7 +28,10 @@ bool has_directive(const Func &f, int stage, DirectiveKind kind) {
     return false;
 }
 
-const std::vector<std::string> kModels = {"resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net"};
+const std::vector<std::string> kModels = {"resnet_block", "mlp_gelu",   "inverted_residual", "qdq_conv",           "cleanup",
+                                           "shape_arithmetic", "mlp",   "conv_net",          "bert_layer",         "lstm",
+                                           "lstm_cell",  "mlp_gelu_tanh", "qdq_matmul",      "qdq_matmul_per_row", "qdq_conv_per_channel",
+                                           "qdq_matmul_symmetric"};
 
 class HostModelSchedule : public testing::TestWithParam<std::string> {};
 
