@@ -79,6 +79,11 @@ def all_models():
         helper.make_graph([helper.make_node("Gelu", ["x"], ["y"], name="gelu1", domain="ai.tessera", approximation="sigmoid")], "g",
                           [vi("x", [2])], [vi("y", [2])]),
         opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.tessera", 1)]).SerializeToString()
+    # W of rank 1: indexed as [directions, 4*hidden, input] it read past its shape (found by fuzz_onnx_import).
+    m["lstm_weight_rank_1"] = model(
+        [helper.make_node("LSTM", ["x", "w", "r"], ["", "y"], name="lstm1", hidden_size=2)],
+        [vi("x", [1, 1, 3])], [vi("y", [1, 1, 2])],
+        inits=[numpy_helper.from_array(np.ones(8, np.float32), "w"), numpy_helper.from_array(np.ones((1, 8, 2), np.float32), "r")]).SerializeToString()
     return m
 
 

@@ -735,9 +735,16 @@ std::vector<Value> lstm(NodeContext &ctx) {
     if (layout != 0 && layout != 1) ctx.fail("attribute 'layout' is " + std::to_string(layout) + "; supported: 0, 1");
     const ops::Tensor &X = ctx.tensor(0), &W = ctx.tensor(1), &R = ctx.tensor(2);
     if (X.dimensions() != 3) ctx.fail("input X has rank " + std::to_string(X.dimensions()) + "; supported: 3");
-    const std::vector<int64_t> xs = X.concrete_shape(), wsh = W.concrete_shape();
+    // ONNX's shape inference runs after the converters, so W's and R's shapes are checked here.
+    if (W.dimensions() != 3 || R.dimensions() != 3)
+        ctx.fail("inputs W and R have ranks " + std::to_string(W.dimensions()) + " and " + std::to_string(R.dimensions()) +
+                 "; supported: 3 ([directions, 4*hidden, input] and [directions, 4*hidden, hidden])");
+    const std::vector<int64_t> xs = X.concrete_shape(), wsh = W.concrete_shape(), rsh = R.concrete_shape();
     const int64_t seq = layout ? xs[1] : xs[0], batch = layout ? xs[0] : xs[1], in = xs[2], H = wsh[1] / 4;
     if (wsh[0] != 1) ctx.fail("weight W has " + std::to_string(wsh[0]) + " directions; supported: 1 (forward)");
+    if (H < 1 || wsh[1] != 4 * H || wsh[2] != in || rsh != std::vector<int64_t>{1, 4 * H, H})
+        ctx.fail("weights W " + shape_text(wsh) + " and R " + shape_text(rsh) + " do not match input X " + shape_text(xs) +
+                 "; expected W [1, 4*hidden, " + std::to_string(in) + "] and R [1, 4*hidden, hidden]");
     if (ctx.has_attribute("hidden_size") && ctx.attr_int("hidden_size", 0) != H)
         ctx.fail("attribute 'hidden_size' " + std::to_string(ctx.attr_int("hidden_size", 0)) + " differs from W's " + std::to_string(H));
     const std::string base = ctx.func_name();
