@@ -7,6 +7,11 @@ CMAKE_FLAGS ?=
 # ccache when present, looked up when the recipe runs (after `deps` may have installed it), so a
 # first `make demo` and a later `make test` configure identically and share one build.
 LAUNCHER = $$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+# One ccache serves every checkout: paths under this one are hashed relative to it and the build
+# folder's own path is not hashed, so a fresh clone in any folder (CI's) reuses what another
+# checkout compiled instead of building three configurations cold.
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all deps configure build demo test sanitize fuzz bench install clean
 

@@ -1,6 +1,7 @@
 #include "tessera/chipsim/reservation_table.h"
 
 #include <algorithm>
+#include <climits>
 
 namespace tessera::chipsim {
 
@@ -87,9 +88,39 @@ int64_t ReservationTable::next_free(int resource, int64_t not_before, int64_t du
     const auto &lanes = lanes_.at(resource);
     if (lanes.size() == 1) return lane_next_free(lanes[0], not_before, duration);
     const int limit = int(lanes.size()) - std::min(needed, int(lanes.size())) + 1; // holders at a cycle: no room
-    int64_t t = not_before;
-    while (auto full = first_full(overlapping(lanes, t, t + duration), t, t + duration, limit)) t = full->end;
-    return t;
+    // One sweep forward from not_before over the holds' starts (merged from the sorted lanes)
+    // and ends (a min-heap of the holds covering `now`). A window [t, t + duration) fails at the
+    // first cycle it holds `limit` holders, and then no start up to that cycle can succeed: the
+    // next candidate is the first cycle after it with fewer. Each hold is visited once, and the
+    // sweep stops at the first window that fits (holds far ahead are never read).
+    std::vector<Lane::const_iterator> next_start;
+    next_start.reserve(lanes.size());
+    for (const Lane &lane : lanes) next_start.push_back(first_ending_after(lane, not_before));
+    auto later_end = [](int64_t a, int64_t b) { return a > b; };
+    std::vector<int64_t> active_ends; // min-heap
+    int64_t t = not_before, now = not_before;
+    while (true) {
+        while (!active_ends.empty() && active_ends.front() <= now) {
+            std::pop_heap(active_ends.begin(), active_ends.end(), later_end);
+            active_ends.pop_back();
+        }
+        int64_t upcoming = INT64_MAX; // the next start after now
+        for (size_t l = 0; l < lanes.size(); ++l) {
+            auto &it = next_start[l];
+            for (; it != lanes[l].end() && it->begin <= now; ++it) {
+                if (it->end <= now) continue;
+                active_ends.push_back(it->end);
+                std::push_heap(active_ends.begin(), active_ends.end(), later_end);
+            }
+            if (it != lanes[l].end()) upcoming = std::min(upcoming, it->begin);
+        }
+        if (int(active_ends.size()) >= limit) {
+            now = t = active_ends.front(); // full at now: the window starts once a holder leaves
+            continue;
+        }
+        if (upcoming >= t + duration) return t;
+        now = upcoming;
+    }
 }
 
 std::optional<Interval> ReservationTable::blocker(int resource, int64_t begin, int64_t end, int needed) const {

@@ -52,10 +52,16 @@ bool agrees_in_cycle_order(const std::vector<Instruction> &placed, const std::ve
     return true;
 }
 
+/// A placed program and the cycle its last instruction ends.
+struct Placed {
+    std::vector<Instruction> instructions;
+    int64_t end = 0;
+};
+
 /// The list scheduler (schedule_static); `host_dma_in_order` holds host DMA to emission order
 /// too, which makes the placement agree with chipsim by construction.
-std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order,
-                                       bool host_dma_in_order) {
+Placed list_schedule(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order,
+                     bool host_dma_in_order) {
     const chipsim::Target &t = model.target();
     struct RowState {
         int64_t ready = INT64_MIN;
@@ -73,7 +79,7 @@ std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chi
     std::vector<chipsim::ResourceUse> uses;
     out.reserve(ops.size());
     uses.reserve(ops.size());
-    int64_t preload_end = 0, previous_start = 0;
+    int64_t preload_end = 0, previous_start = 0, program_end = 0;
     for (size_t idx = 0; idx < ops.size(); ++idx) {
         Instruction in = ops[idx].in;
         in.cycle = 0;
@@ -113,6 +119,7 @@ std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chi
             start = std::max(start + 1, c->held.end - (c->at - start));
         }
         chipsim::Placement pl = model.reserve(use, table, start, int32_t(idx));
+        program_end = std::max(program_end, pl.end);
         for (auto &a : acc) {
             RowState &st = rows[row_key(a)];
             const int64_t when = a.at_end ? pl.end : start + a.offset;
@@ -133,13 +140,19 @@ std::vector<Instruction> list_schedule(const std::vector<ChipOp> &ops, const chi
     if (!(in_order && host_dma_in_order) && !agrees_in_cycle_order(out, uses, model))
         return list_schedule(ops, model, /*in_order=*/true, /*host_dma_in_order=*/true);
     std::stable_sort(out.begin(), out.end(), [](const Instruction &a, const Instruction &b) { return a.cycle < b.cycle; });
-    return out;
+    return {std::move(out), program_end};
 }
 
 } // namespace
 
 std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order) {
-    return list_schedule(ops, model, in_order, /*host_dma_in_order=*/false);
+    return list_schedule(ops, model, in_order, /*host_dma_in_order=*/false).instructions;
+}
+
+std::vector<Instruction> schedule_static_either_order(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+    Placed in_order = list_schedule(ops, model, /*in_order=*/true, /*host_dma_in_order=*/false);
+    Placed free = list_schedule(ops, model, /*in_order=*/false, /*host_dma_in_order=*/false);
+    return free.end < in_order.end ? std::move(free.instructions) : std::move(in_order.instructions);
 }
 
 std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {

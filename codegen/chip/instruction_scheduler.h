@@ -47,6 +47,14 @@ struct ChipOp {
 std::vector<chipsim::Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model,
                                                   bool in_order = false);
 
+/// Both placements, in emission order and free, and the one whose program ends first (in
+/// emission order on a tie). Neither wins everywhere: free placement lets a later wave's loads
+/// and vector work fill an earlier wave's gaps (an LSTM cell, a log-softmax: a third fewer
+/// cycles), but greedy placement can also start work early that then holds a stream a
+/// critical instruction needed (an RMSNorm: twice the cycles).
+std::vector<chipsim::Instruction> schedule_static_either_order(const std::vector<ChipOp> &ops,
+                                                               const chipsim::TimingModel &model);
+
 /// Inserts semaphores for cross-queue dependencies (dynamic targets).
 std::vector<chipsim::Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);
 

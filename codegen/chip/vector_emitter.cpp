@@ -223,7 +223,7 @@ void VectorEmitter::copy(const TileRef &dst, const TileRef &src, const std::stri
 }
 
 std::vector<Instruction> VectorEmitter::schedule() {
-    return streaming_ ? schedule_static(ops_, model_, /*in_order=*/true) : insert_semaphores(ops_, model_);
+    return streaming_ ? schedule_static_either_order(ops_, model_) : insert_semaphores(ops_, model_);
 }
 
 chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes) {
