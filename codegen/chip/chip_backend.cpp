@@ -466,6 +466,11 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
     std::optional<GemmPattern> g;
     try {
         g = internal::chip::match_gemm(pipeline);
+        // The library kernels take one batch dimension; the loop-nest compiler unrolls any
+        // number of them (an attention's [batch, heads] from ONNX).
+        if (!g->conv && g->batch_dims > 1)
+            throw Error("chip backend: " + g->product.name() + " has " + std::to_string(g->batch_dims) +
+                        " batch dimensions; the library matmul kernel takes at most one");
     } catch (const Error &library_form) {
         // Not a library kernel's form: the loop-nest compiler takes it, matrix stages included
         // (an update that multiplies two reads goes to the MXM stage by stage).

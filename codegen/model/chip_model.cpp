@@ -122,8 +122,8 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (joinable.size() > 1)
             for (const std::string &p : joinable) attempts.push_back({p});
         // The value alone first: a merge must be no slower than the kernels it replaces.
-        std::string error;
-        std::optional<ChipModelKernel> alone = part.try_kernel(v, merged({}), error);
+        std::string alone_error, error;
+        std::optional<ChipModelKernel> alone = part.try_kernel(v, merged({}), alone_error);
         const int64_t alone_cost = alone ? Partitioner::cost(*alone) : 0;
         bool placed = false;
         for (const std::vector<std::string> &heads : attempts) {
@@ -152,7 +152,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
             placed = true;
         }
         if (!placed)
-            throw Error(part.values.at(v).label + " cannot run on " + target.name() + " even as a kernel of its own: " + error);
+            throw Error(part.values.at(v).label + " cannot run on " + target.name() + " even as a kernel of its own: " + alone_error);
     }
 
     ChipModelProgram program;

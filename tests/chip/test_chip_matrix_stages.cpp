@@ -134,6 +134,22 @@ TEST_P(ChipMatrixStages, ChainedBatchedMatmulsUnrollTheBatch) {
     expect_mxm_loop_nest(Pipeline(abc), {{G, M, P}}, b, chip, Tolerance::for_type(BFloat(16), K * N));
 }
 
+TEST_P(ChipMatrixStages, MatmulWithTwoBatchDimensionsUnrollsBoth) {
+    // Attention's per-head product as ONNX has it: [batch, heads, M, N], one plain matmul of two
+    // Inputs. The library matmul kernel takes one batch dimension; this reaches the matrix stages.
+    const std::string chip = chip_target(GetParam());
+    const int B = 2, H = 3, M = 17, K = 40, N = 24;
+    Input p(Float(32), {B, H, M, K}, "p"), v(Float(32), {B, H, K, N}, "v");
+    Var b0("b0"), h("h"), i("i"), j("j");
+    RDom k(0, K, "k");
+    Func ctx("ctx");
+    ctx(b0, h, i, j) = 0.0f;
+    ctx(b0, h, i, j) += p(b0, h, i, k) * v(b0, h, k, j);
+    const Bindings b{{p, test::random_buffer(Float(32), {B, H, M, K}, 13)},
+                     {v, test::random_buffer(Float(32), {B, H, K, N}, 14)}};
+    expect_mxm_loop_nest(Pipeline(ctx), {{B, H, M, N}}, b, chip, Tolerance::for_type(BFloat(16), K));
+}
+
 TEST_P(ChipMatrixStages, WeightsComputedOnChipAreRefusedByName) {
     const std::string chip = chip_target(GetParam());
     Input x(Float(32), {16, 32}, "x"), w(Float(32), {32, 16}, "w");

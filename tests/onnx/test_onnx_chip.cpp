@@ -51,7 +51,9 @@ TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
     int64_t sum = 0;
     size_t fused = 0;
     for (size_t k = 0; k < r.kernels.size(); ++k) {
-        EXPECT_GT(r.kernels[k].report.cycles, 0) << r.kernels[k].label;
+        // A kernel that only moves data (BERT's merge of the heads, a reshape) has all its
+        // cycles on the host link.
+        EXPECT_GT(r.kernels[k].report.cycles + r.kernels[k].report.host_io_cycles, 0) << r.kernels[k].label;
         sum += r.kernels[k].report.cycles;
         fused += program.kernels[k].fused.size();
     }
@@ -61,7 +63,7 @@ TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,
                          testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "cleanup", "mlp_gelu_tanh",
-                                                          "qdq_matmul_symmetric"),
+                                                          "qdq_matmul_symmetric", "bert_layer"),
                                           testing::Values("tsp-mini", "npu-edge")),
                          [](const testing::TestParamInfo<ChipCase> &i) {
                              std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
@@ -69,41 +71,44 @@ INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,
                              return s;
                          });
 
-using RefusedCase = std::tuple<std::string, std::string, std::string>; // model, target, refused node
+// model, target, the refused node, and words of the backend's reason for refusing it alone
+using RefusedCase = std::tuple<std::string, std::string, std::string, std::string>;
 
 class ModelRefusedByChip : public testing::TestWithParam<RefusedCase> {};
 
-// Models whose every node the chip backends cannot yet place: the graph compiler names the node
-// and passes on the backend's reason, never falling back to the host.
+// Models with a node the chip backends cannot yet place: the graph compiler names the node and
+// passes on the backend's reason for refusing it as a kernel of its own (not a merged kernel's
+// reason), never falling back to the host.
 TEST_P(ModelRefusedByChip, NamesTheNodeTheChipCannotRun) {
-    const auto &[name, target, node] = GetParam();
+    const auto &[name, target, node, reason] = GetParam();
     const onnx::Model m = import_model(name);
     try {
         compile_model_for_chip(m.pipeline, m.values, Target::named(target));
         FAIL() << "expected " << node << " to be refused on " << target;
     } catch (const Error &e) {
-        EXPECT_NE(std::string(e.what()).find(node + " cannot run on " + target + " even as a kernel of its own: chip backend: "), std::string::npos)
-            << e.what();
+        const std::string what = e.what();
+        EXPECT_NE(what.find(node + " cannot run on " + target + " even as a kernel of its own: chip backend: "), std::string::npos)
+            << what;
+        EXPECT_NE(what.find(reason), std::string::npos) << what;
     }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Models, ModelRefusedByChip,
     testing::Values(
-        // BERT: the attention's probabilities times V, a batched (per head) matmul whose left
-        // operand is the Softmax inlined, not a plain read: not an MXM form.
-        RefusedCase{"bert_layer", "tsp-mini", "node 'context' (MatMul)"}, RefusedCase{"bert_layer", "npu-edge", "node 'context' (MatMul)"},
         // The LSTM op: its weights' gate blocks reordered (i, o, f, c -> i, f, g, o) inside the matmul's read.
-        RefusedCase{"lstm", "tsp-mini", "node 'lstm' (LSTM)"}, RefusedCase{"lstm", "npu-edge", "node 'lstm' (LSTM)"},
+        RefusedCase{"lstm", "tsp-mini", "node 'lstm' (LSTM)", "not in the form the MXM path maps"},
+        RefusedCase{"lstm", "npu-edge", "node 'lstm' (LSTM)", "not in the form the MXM path maps"},
         // The unrolled cell: slicing the gates along the innermost dimension (no SXM form).
-        RefusedCase{"lstm_cell", "tsp-mini", "node 'slice_i' (Slice)"}, RefusedCase{"lstm_cell", "npu-edge", "node 'slice_i' (Slice)"},
+        RefusedCase{"lstm_cell", "tsp-mini", "node 'slice_i' (Slice)", "keeps the innermost dimension of"},
+        RefusedCase{"lstm_cell", "npu-edge", "node 'slice_i' (Slice)", "keeps the innermost dimension of"},
         // The integer kernels of the Q/DQ pass: a non-zero zero point's subtraction inside the
         // product's reads (x - zero point, in int32) is not an MXM form (with zero points 0,
         // qdq_matmul_symmetric runs), nor is an integer conv's padding.
-        RefusedCase{"qdq_conv", "tsp-mini", "node 'conv_qdq_integer' (ConvInteger)"},
-        RefusedCase{"qdq_conv", "npu-edge", "node 'conv_qdq_integer' (ConvInteger)"},
-        RefusedCase{"qdq_matmul", "tsp-mini", "node 'fc_qdq_integer' (MatMulInteger)"},
-        RefusedCase{"qdq_matmul", "npu-edge", "node 'fc_qdq_integer' (MatMulInteger)"}),
+        RefusedCase{"qdq_conv", "tsp-mini", "node 'conv_qdq_integer' (ConvInteger)", "not in the form the MXM path maps"},
+        RefusedCase{"qdq_conv", "npu-edge", "node 'conv_qdq_integer' (ConvInteger)", "not in the form the MXM path maps"},
+        RefusedCase{"qdq_matmul", "tsp-mini", "node 'fc_qdq_integer' (MatMulInteger)", "is a matrix product of int32 and int8 into int32"},
+        RefusedCase{"qdq_matmul", "npu-edge", "node 'fc_qdq_integer' (MatMulInteger)", "is a matrix product of int32 and int8 into int32"}),
     [](const testing::TestParamInfo<RefusedCase> &i) {
         std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
         std::replace(s.begin(), s.end(), '-', '_');
