@@ -249,6 +249,11 @@ std::optional<VectorOp> recognize_permute(const Func &out) {
         if (it == f.args.end() || perm[size_t(it - f.args.begin())] >= 0) return std::nullopt;
         perm[size_t(it - f.args.begin())] = int(d); // output dimension k reads input dimension d
     }
+    // The identity is a copy (or a crop: a slice from index 0 along each dimension), no layout
+    // change; the loop-nest compiler copies it with DMA.
+    bool identity = true;
+    for (size_t k = 0; k < perm.size(); ++k) identity = identity && perm[k] == int(k);
+    if (identity) return std::nullopt;
     VectorOp v;
     v.kind = VectorOp::Kind::Permute;
     v.permute = PermuteOp{Input(c->input), perm};

@@ -68,6 +68,21 @@ TEST(ChipPermuteErrors, KeepingTheInnermostDimensionIsRejectedWithTheReason) {
         test::expect_chip_error(Pipeline(y), {6, 4, 8}, chip, "keeps the innermost dimension");
 }
 
+TEST(ChipPermute, TheIdentityCropIsACopyWithoutTheSxm) {
+    // y(i, j) = x(i, j) over a smaller output: ONNX's Slice from index 0 (an LSTM cell's first
+    // gate). No layout changes, so no SXM: the element-wise kernel copies it.
+    Input X(Float(32), {5, 64}, "X");
+    Var i("i"), j("j");
+    Func y("y");
+    y(i, j) = X(i, j);
+    const Bindings bind{{X, test::random_buffer(Float(32), {5, 64}, 52)}};
+    for (const char *chip : {"tsp-mini", "npu-edge"}) {
+        ChipResult r = test::expect_matches_reference_within(Pipeline(y), {5, 16}, bind, chip, Tolerance{});
+        EXPECT_EQ(r.program.assembly.find("sxm.transpose"), std::string::npos) << chip;
+        EXPECT_NE(r.program.summary.find("a copy"), std::string::npos) << r.program.summary;
+    }
+}
+
 TEST(ChipPermuteErrors, AnExplicitBankIsRejected) {
     Input X(Float(32), {16, 16}, "X");
     Func y = ops::transpose(X);

@@ -2,6 +2,7 @@
 // NodeContext, refuses what it does not support by name, and builds tessera::ops Tensors.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <map>
@@ -748,10 +749,22 @@ std::vector<Value> lstm(NodeContext &ctx) {
     if (ctx.has_attribute("hidden_size") && ctx.attr_int("hidden_size", 0) != H)
         ctx.fail("attribute 'hidden_size' " + std::to_string(ctx.attr_int("hidden_size", 0)) + " differs from W's " + std::to_string(H));
     const std::string base = ctx.func_name();
-    // Rows [i, o, f, c] of a [4H, K] matrix (or [4H] vector) → [i, f, c, o].
-    auto reorder = [&](const ops::Tensor &m, int64_t row0, const std::string &suffix) {
-        std::vector<ops::Tensor> parts;
+    // Rows [i, o, f, c] of a [4H, K] matrix (or [4H] vector) → [i, f, c, o]. Constant weights
+    // (the usual case) are reordered here, once, so the matmuls read a plain constant (the chip
+    // backends map only that onto their matrix units); others by slices and a concat.
+    auto reorder = [&](const ops::Tensor &m, int64_t row0, const std::string &suffix, const std::optional<Buffer<>> &contents) {
         const int64_t k = m.dimensions() == 2 ? m.concrete_shape()[1] : 0;
+        if (contents && ctx.can_add_constants()) {
+            const Buffer<> dense = contents->copy();
+            const int64_t row_bytes = std::max<int64_t>(k, 1) * dense.type().bytes(), block_bytes = H * row_bytes;
+            Buffer<> out(dense.type(), k ? std::vector<int64_t>{4 * H, k} : std::vector<int64_t>{4 * H});
+            const auto *from = static_cast<const uint8_t *>(dense.data()) + row0 * row_bytes;
+            auto *to = static_cast<uint8_t *>(out.data());
+            int64_t at = 0;
+            for (int64_t block : {0, 2, 3, 1}) std::memcpy(to + block_bytes * at++, from + block * block_bytes, size_t(block_bytes));
+            return ctx.add_constant(base + suffix, out);
+        }
+        std::vector<ops::Tensor> parts;
         for (int64_t block : {0, 2, 3, 1}) {
             const std::string n = base + suffix + "_" + std::to_string(block);
             parts.push_back(k ? ops::slice(m, {row0 + block * H, 0}, {row0 + (block + 1) * H, k}, {0, 1}, {}, n)
@@ -759,13 +772,13 @@ std::vector<Value> lstm(NodeContext &ctx) {
         }
         return ops::concat(parts, 0, base + suffix);
     };
-    const ops::Tensor w_ih = reorder(ops::reshape(W, {4 * H, in}, base + "_w2d"), 0, "_wih");
-    const ops::Tensor w_hh = reorder(ops::reshape(R, {4 * H, H}, base + "_r2d"), 0, "_whh");
+    const ops::Tensor w_ih = reorder(ops::reshape(W, {4 * H, in}, base + "_w2d"), 0, "_wih", ctx.input(1).constant);
+    const ops::Tensor w_hh = reorder(ops::reshape(R, {4 * H, H}, base + "_r2d"), 0, "_whh", ctx.input(2).constant);
     ops::Tensor b_ih, b_hh;
     if (ctx.has_input(3)) {
         const ops::Tensor b = ops::reshape(ctx.tensor(3), {8 * H}, base + "_b1d");
-        b_ih = reorder(b, 0, "_bih");
-        b_hh = reorder(b, 4 * H, "_bhh");
+        b_ih = reorder(b, 0, "_bih", ctx.input(3).constant);
+        b_hh = reorder(b, 4 * H, "_bhh", ctx.input(3).constant);
     }
     auto initial = [&](int index, const std::string &suffix) {
         if (ctx.has_input(index)) return ops::reshape(ctx.tensor(index), {batch, H}, base + suffix);

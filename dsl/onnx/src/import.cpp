@@ -197,6 +197,7 @@ Model import_model(::onnx::ModelProto &model, const ImportOptions &options, cons
             inputs.emplace_back(it->second);
         }
         internal::NodeContext ctx(node, opset, inputs, "n" + std::to_string(k) + "_");
+        ctx.set_constant_sink([&](const std::string &name, Buffer<> contents) { return add_constant(name, std::move(contents), false).tensor; });
         std::vector<Value> outs;
         try {
             outs = internal::convert_node(ctx);

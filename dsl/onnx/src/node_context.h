@@ -2,6 +2,7 @@
 // The importer's view of one ONNX node while it is turned into ops: its operands (as
 // ops::Tensors, with their constant values when known at import), its attributes, and the
 // messages every refusal uses. Private to tessera_onnx.
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -70,6 +71,15 @@ public:
     /// Multiply-accumulates of the node, set by its converter.
     int64_t macs = 0;
 
+    /// Makes `contents`, computed by a converter at import from constant inputs (an LSTM's
+    /// weights with their gate blocks reordered), a constant of the model: an Input bound at
+    /// run time, like an initializer.
+    using ConstantSink = std::function<ops::Tensor(const std::string &name, Buffer<> contents)>;
+    void set_constant_sink(ConstantSink sink) { constant_sink_ = std::move(sink); }
+    /// The constant tensor (fails when no sink is set: the converter then computes it in the graph).
+    bool can_add_constants() const { return bool(constant_sink_); }
+    ops::Tensor add_constant(const std::string &name, Buffer<> contents) const { return constant_sink_(name, std::move(contents)); }
+
 private:
     const ::onnx::AttributeProto *attribute(const std::string &name, int type) const;
 
@@ -77,6 +87,7 @@ private:
     int64_t opset_;
     std::vector<std::optional<Value>> inputs_;
     std::string func_prefix_;
+    ConstantSink constant_sink_;
 };
 
 /// Converts one node to its output values (one per ONNX output, in order). Unknown op types
@@ -85,8 +96,5 @@ std::vector<Value> convert_node(NodeContext &ctx);
 
 /// The op types convert_node supports, for messages and --help.
 const std::vector<std::string> &supported_op_types();
-
-/// The constant of a value with known contents as a Value (an Input bound at run time).
-Value constant_value(const Buffer<> &contents, bool scalar, const std::string &input_name);
 
 } // namespace tessera::onnx::internal
