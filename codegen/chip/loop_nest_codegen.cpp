@@ -513,11 +513,15 @@ private:
                 enumerate(n, loops, i + 1);
             }
         } else if (f == n.row) {
-            for (int64_t r = lo; r < lo + ext; r += kRowsPerTile) {
+            const std::set<int64_t> breaks = select_breaks(n.reduce ? n.reduced : n.value, f->name, lo, lo + ext);
+            for (int64_t r = lo; r < lo + ext;) {
+                const auto next_break = breaks.upper_bound(r);
+                const int64_t end = std::min({r + kRowsPerTile, lo + ext, next_break == breaks.end() ? lo + ext : *next_break});
                 pt_.row_var = f->name;
                 pt_.row_min = r;
-                pt_.rows = std::min(kRowsPerTile, lo + ext - r);
+                pt_.rows = end - r;
                 enumerate(n, loops, i + 1);
+                r = end;
             }
         } else {
             for (int64_t v = lo; v < lo + ext; ++v) {
@@ -1545,6 +1549,43 @@ private:
             v.inner_bytes = 4;
         }
         return v;
+    }
+
+    /// The rows in (lo, hi) of row loop `row` at which a select's comparison of `value` can change
+    /// sides (a concat along the row loop: select(i < n, a, b)), so that tiles of rows start
+    /// there and every tile lies on one side (decided() below). Comparisons whose sides are not
+    /// affine in the row alone give none (the select is then computed, or refused, as before).
+    std::set<int64_t> select_breaks(const Expr &value, const std::string &row, int64_t lo, int64_t hi) const {
+        std::set<int64_t> breaks;
+        const TileBox box{lo, hi - 1, 0, 0};
+        auto compare = [&](const Expr &a, const Expr &b) {
+            auto x = affine(resolve(a), row, kNoLane, box), y = affine(resolve(b), row, kNoLane, box);
+            if (!x || !y || x->row == y->row || x->lane != y->lane) return;
+            // a - b = c + k·r changes sign around r = -c / k.
+            const int64_t c = x->c - y->c, k = x->row - y->row, at = floor_div(-c, k);
+            for (int64_t r : {at, at + 1})
+                if (r > lo && r < hi) breaks.insert(r);
+        };
+        std::function<void(const Expr &)> conditions = [&](const Expr &cond) {
+            if (const Not *op = cond.as<Not>()) return conditions(op->a);
+            if (const And *op = cond.as<And>()) return conditions(op->a), conditions(op->b);
+            if (const Or *op = cond.as<Or>()) return conditions(op->a), conditions(op->b);
+            if (const LT *op = cond.as<LT>()) return compare(op->a, op->b);
+            if (const LE *op = cond.as<LE>()) return compare(op->a, op->b);
+            if (const GT *op = cond.as<GT>()) return compare(op->a, op->b);
+            if (const GE *op = cond.as<GE>()) return compare(op->a, op->b);
+        };
+        struct Selects : IRVisitor {
+            std::function<void(const Expr &)> *on_condition;
+            using IRVisitor::visit;
+            void visit(const Select *op) override {
+                (*on_condition)(op->condition);
+                IRVisitor::visit(op);
+            }
+        } selects;
+        selects.on_condition = &conditions;
+        value.accept(&selects);
+        return breaks;
     }
 
     /// Whether `cond` has one value over the whole tile (its sides affine in the tile's rows and

@@ -492,6 +492,24 @@ TEST_P(ChipLoopNest, IndexArithmeticAffineOnlyInsideATile) {
     expect_loop_nest_matches(Pipeline(flat), {{4, 64}}, b, chip);
 }
 
+TEST_P(ChipLoopNest, AConcatAlongAnOuterDimensionSplitsTheRowTilesAtItsSeams) {
+    // ONNX's Concat of an LSTM's steps, [steps, 1, batch, hidden], each step computed on chip:
+    // a select on the outermost index. Tiles of rows start at each seam, so every tile reads
+    // one side of each select (the VXM cannot compute the index itself).
+    const std::string chip = chip_target(GetParam());
+    Input A(Float(32), {2, 16}, "A"), B(Float(32), {2, 16}, "B"), C(Float(32), {2, 16}, "C");
+    Var s("s"), o("o"), n("n"), h("h");
+    Func a("a"), bb("bb"), c("c"), cat("cat");
+    a(n, h) = A(n, h) * 2.0f;
+    bb(n, h) = B(n, h) + a(n, h);
+    c(n, h) = C(n, h) - bb(n, h);
+    cat(s, o, n, h) = select(s < 1, a(n, h), select(s < 2, bb(n, h), c(n, h)));
+    const Bindings b{{A, test::random_buffer(Float(32), {2, 16}, 38)},
+                     {B, test::random_buffer(Float(32), {2, 16}, 39)},
+                     {C, test::random_buffer(Float(32), {2, 16}, 40)}};
+    expect_loop_nest_matches(Pipeline(cat), {{3, 1, 2, 16}}, b, chip);
+}
+
 INSTANTIATE_TEST_SUITE_P(Chips, ChipLoopNest, ::testing::Values("tsp-mini", "npu-edge"));
 INSTANTIATE_TEST_SUITE_P(EditedTargets, ChipLoopNest, ::testing::Values("tsp-mini-v32", "npu-edge-v32", "npu-edge-4banks"),
                          [](const ::testing::TestParamInfo<std::string> &i) { return test::test_name(i.param); });

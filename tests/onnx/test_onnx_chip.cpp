@@ -63,7 +63,7 @@ TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,
                          testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "cleanup", "mlp_gelu_tanh",
-                                                          "qdq_matmul_symmetric", "bert_layer", "lstm_cell"),
+                                                          "qdq_matmul_symmetric", "bert_layer", "lstm_cell", "lstm"),
                                           testing::Values("tsp-mini", "npu-edge")),
                          [](const testing::TestParamInfo<ChipCase> &i) {
                              std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
@@ -96,11 +96,6 @@ TEST_P(ModelRefusedByChip, NamesTheNodeTheChipCannotRun) {
 INSTANTIATE_TEST_SUITE_P(
     Models, ModelRefusedByChip,
     testing::Values(
-        // The LSTM op: its constant weights are reordered at import (a plain weight read for the
-        // MXM), but the steps' outputs are concatenated along the sequence by a select on the
-        // sequence index, which a VXM tile spanning several steps cannot compute.
-        RefusedCase{"lstm", "tsp-mini", "node 'lstm' (LSTM)", "the VXM has no instruction for it"},
-        RefusedCase{"lstm", "npu-edge", "node 'lstm' (LSTM)", "the VXM has no instruction for it"},
         // The integer kernels of the Q/DQ pass: a non-zero zero point's subtraction inside the
         // product's reads (x - zero point, in int32) is not an MXM form (with zero points 0,
         // qdq_matmul_symmetric runs), nor is an integer conv's padding.
