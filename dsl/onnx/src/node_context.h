@@ -76,7 +76,8 @@ public:
     /// run time, like an initializer.
     using ConstantSink = std::function<ops::Tensor(const std::string &name, Buffer<> contents)>;
     void set_constant_sink(ConstantSink sink) { constant_sink_ = std::move(sink); }
-    /// The constant tensor (fails when no sink is set: the converter then computes it in the graph).
+    /// Whether add_constant may be called (the importer sets a sink; without one a converter
+    /// computes the tensor in the graph instead).
     bool can_add_constants() const { return bool(constant_sink_); }
     ops::Tensor add_constant(const std::string &name, Buffer<> contents) const { return constant_sink_(name, std::move(contents)); }
 
