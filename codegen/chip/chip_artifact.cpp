@@ -71,7 +71,7 @@ uint64_t get_u64(const uint8_t *p) {
 json tensor_map_json(const ChipTensorMap &m) {
     return {{"tensor", m.tensor},         {"source", m.source},          {"is_output", m.is_output},
             {"chip_shape", m.chip_shape}, {"source_shape", m.source_shape}, {"chip_dim_of_source", m.chip_dim_of_source},
-            {"chip_offset", m.chip_offset}, {"chip_limit", m.chip_limit},  {"constant", m.constant}};
+            {"chip_offset", m.chip_offset}, {"chip_limit", m.chip_limit},  {"constant", m.constant}, {"pad_value", m.pad_value}};
 }
 
 /// Reads fields of a manifest, each failure a tessera::Error naming the file and the field.
@@ -302,6 +302,11 @@ ChipArtifact decode_chip_artifact(const uint8_t *data, size_t size, const std::s
             for (const json &c : constant) {
                 if (!c.is_number()) r.fail(f + ".constant", "holds a value that is not a number");
                 mp.constant.push_back(c.get<float>());
+            }
+            if (maps[i].contains("pad_value")) { // absent in artifacts written before it existed: 0
+                const json &pad = maps[i]["pad_value"];
+                if (!pad.is_number() || !std::isfinite(pad.get<double>())) r.fail(f + ".pad_value", "is not a finite number");
+                mp.pad_value = pad.get<double>();
             }
             const chipsim::TensorDecl &decl = cp.program.tensors[i];
             if (decl.name != mp.tensor) r.fail(f + ".tensor", "is '" + mp.tensor + "' but the program's tensor " + std::to_string(i) + " is '" + decl.name + "'");

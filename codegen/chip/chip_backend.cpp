@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <sstream>
 
 #include "conv_image_codegen.h"
 #include "gemm_codegen.h"
@@ -254,6 +255,16 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         sources.push_back({"X", base.in_dtype, cv.nchw, N, C, H, W, gi * Cg, Cg});
         on_chip = on_chip && internal::chip::conv_image_on_chip(sources.back(), t);
     }
+    if (cv.pad_value != 0) {
+        // The chip's layout pass pads with zero rows; a padding of another value (an integer
+        // conv's zero point) is written by the host into the padded image.
+        std::ostringstream value;
+        value << cv.pad_value;
+        if (G > 1)
+            throw Error("chip backend: grouped conv2d " + g.output.name() + " pads its image with " + value.str() +
+                        " (an integer conv's zero point); the chip's layout pass pads with zeros, and a grouped conv needs it");
+        on_chip = false;
+    }
     if (!on_chip && G > 1)
         throw Error("chip backend: grouped conv2d " + g.output.name() + ": " +
                     (cv.nchw ? "the NCHW image " + g.a->name() + "'s channel planes of " + std::to_string(H * W) +
@@ -304,6 +315,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     } else {
         declare(cp, "A", g.a->name(), base.in_dtype, {N, geo.hp, geo.wp, Cp}, xs, image_dims,
                 cv.nchw ? std::vector<int64_t>{0, 0, cv.pad_top, cv.pad_left} : std::vector<int64_t>{0, cv.pad_top, cv.pad_left, 0}, false);
+        cp.tensors.back().pad_value = cv.pad_value;
     }
     // A group's slice of a tensor whose channel dimension (source dimension `cdim`, chip
     // dimension `chip_c`) holds all groups' channels.
@@ -677,6 +689,8 @@ ChipResult run_on_chip(const ChipProgram &cp, const Bindings &bindings, const Ch
         const int es = chipsim::dtype_bytes(td.dtype);
         td.bytes.assign(size_t(product(mp.chip_shape) * es), 0);
         const bool is_float = chipsim::dtype_is_float(td.dtype);
+        if (mp.pad_value != 0)
+            for (size_t e = 0; e < td.bytes.size(); e += size_t(es)) chipsim::store_from_float(td.dtype, td.bytes.data() + e, float(mp.pad_value));
         const Buffer<> &buf = b->buffer;
         if (options.functional)
             for_each_mapped(mp, [&](const std::vector<int64_t> &src, int64_t chip) {

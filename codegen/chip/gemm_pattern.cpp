@@ -153,17 +153,22 @@ int64_t eval_index(const Expr &e, const std::vector<std::string> &vars, const st
     throw Error("chip backend: the index " + text(e) + " is not affine in the loop variables");
 }
 
-/// The Input a padding Func reads: `select(inside, input(args), 0)`.
-std::optional<Input> padded_input(const Call *c) {
-    if (c->call_type == CallType::Input) return Input(c->input);
+/// The Input a padding Func reads, `select(inside, input(args), value)` for a constant value (0,
+/// or an integer conv's zero point), and that value.
+std::optional<std::pair<Input, double>> padded_input(const Call *c) {
+    if (c->call_type == CallType::Input) return std::make_pair(Input(c->input), 0.0);
     if (c->call_type != CallType::Func) return std::nullopt;
     auto f = c->func.get();
     if (!f->updates.empty()) return std::nullopt;
     const Select *sel = f->init.value.as<Select>();
-    if (!sel || !is_zero(sel->false_value)) return std::nullopt;
+    if (!sel) return std::nullopt;
+    std::optional<double> value = as_const_float(sel->false_value);
+    if (!value)
+        if (const std::optional<int64_t> i = as_const_int(sel->false_value)) value = double(*i);
+    if (!value) return std::nullopt;
     std::vector<Input> ins = find_inputs(sel->true_value);
     if (ins.size() != 1 || ins[0].dimensions() != int(c->args.size())) return std::nullopt;
-    return ins[0];
+    return std::make_pair(ins[0], *value);
 }
 
 } // namespace
@@ -176,8 +181,9 @@ void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u) 
     const Call *ci = strip_cast(mul->a).as<Call>(), *cw = strip_cast(mul->b).as<Call>();
     if (!ci || !cw || cw->call_type != CallType::Input || ci->args.size() != 4 || cw->args.size() != 4)
         reject(name, "the product " + text(add->b) + " is not image(...) * filter(...) of 4-D tensors");
-    std::optional<Input> image = padded_input(ci);
-    if (!image) reject(name, "the image operand " + text(mul->a) + " is neither an Input nor a zero-padded Input");
+    const std::optional<std::pair<Input, double>> padded = padded_input(ci);
+    if (!padded) reject(name, "the image operand " + text(mul->a) + " is neither an Input nor a padded Input");
+    const std::optional<Input> image = padded->first;
     const std::vector<std::string> &a = f.args;
     std::vector<std::string> vars = a;
     for (auto &rv : u.rdom->vars) vars.push_back(rv.name);
@@ -187,6 +193,7 @@ void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u) 
         return v ? v->name : std::string();
     };
     ConvParams p;
+    p.pad_value = padded->second;
     // NCHW: out(n, c, y, x), image(n, r.x, iy, ix), filter(c, r.x, r.y, r.z);
     // NHWC: out(n, y, x, c), image(n, iy, ix, r.x), filter(r.y, r.z, r.x, c).
     if (var_name(cw->args[0]) == a[1] && var_name(cw->args[1]) == rx && var_name(cw->args[2]) == ry && var_name(cw->args[3]) == rz)

@@ -29,6 +29,7 @@ struct ConvParams {
     int64_t kh = 1, kw = 1;
     int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
     int64_t pad_top = 0, pad_left = 0; ///< Input coordinate = out * stride + tap * dilation - pad.
+    double pad_value = 0;              ///< What the padding holds (an integer conv's zero point).
     /// Channel groups: output channel o reads input channels [o / (O / groups) * Cg, + Cg),
     /// Cg = C / groups (ops::conv2d's groups; 1 for an ordinary conv).
     int64_t groups = 1;

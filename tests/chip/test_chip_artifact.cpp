@@ -111,6 +111,38 @@ TEST_P(ChipArtifactRun, RuntimeRunsTheArtifactOnCallerBuffersLikeTheBackend) {
 
 INSTANTIATE_TEST_SUITE_P(Chips, ChipArtifactRun, ::testing::Values(std::string("tsp-mini"), std::string("npu-edge")));
 
+TEST(ChipArtifact, AnImagePaddedWithAZeroPointKeepsItsPaddingValue) {
+    // An int8 conv whose padding holds the image's zero point (-28): the value the host writes
+    // into the padded image travels in the manifest, so the runtime pads as the backend does.
+    Input X(Int(8), {1, 8, 7, 7}, "X"), W(Int(8), {16, 8, 3, 3}, "W");
+    ops::Conv2dOptions o;
+    o.stride = {2, 2};
+    o.padding = 1;
+    o.pad_value = -28;
+    const Pipeline p(ops::conv2d(X, W, o).func());
+    const std::vector<int64_t> xs{1, 8, 7, 7}, ws{16, 8, 3, 3}, ys{1, 16, 4, 4};
+    Buffer<> x(Int(8), xs), w(Int(8), ws), y(Int(32), ys);
+    x.fill_random(5);
+    w.fill_random(6);
+    const std::vector<uint8_t> bytes = encode_chip_artifact(compile_chip_artifact(p, "conv", Target::named("tsp-mini"), {ys}));
+    const ChipArtifact back = decode_chip_artifact(bytes.data(), bytes.size());
+    const auto padded = std::find_if(back.program.tensors.begin(), back.program.tensors.end(), [](const ChipTensorMap &m) { return m.pad_value != 0; });
+    ASSERT_NE(padded, back.program.tensors.end());
+    EXPECT_EQ(padded->pad_value, -28.0);
+
+    tessera_chip_kernel_t *k = nullptr;
+    ASSERT_EQ(tessera_chip_load_memory(bytes.data(), bytes.size(), nullptr, &k), TESSERA_OK) << tessera_chip_last_error();
+    const tessera_buffer_t cx = c_buffer(x, xs.data()), cw = c_buffer(w, ws.data());
+    tessera_buffer_t cy = c_buffer(y, ys.data());
+    const tessera_buffer_t *inputs[2] = {&cx, &cw};
+    tessera_buffer_t *outputs[1] = {&cy};
+    ASSERT_EQ(tessera_chip_run(k, inputs, outputs, nullptr), TESSERA_OK) << tessera_chip_last_error();
+    tessera_chip_free(k);
+    const Buffer<> expected = evaluate_reference(p, {ys}, {{X, x}, {W, w}})[0];
+    const Comparison cmp = compare(y, expected, Tolerance::for_type(Int(32), 72));
+    EXPECT_TRUE(cmp.equal) << cmp.message;
+}
+
 TEST(ChipArtifact, WrongCallsAreErrorCodesNamingTheArgument) {
     Matmul mm("tsp-mini");
     const std::vector<uint8_t> bytes = mm.artifact_bytes("tsp-mini");

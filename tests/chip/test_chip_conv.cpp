@@ -1,6 +1,8 @@
 // conv2d as an implicit GEMM (one matmul per filter tap) on both chips, against the reference.
 #include "chip_test_util.h"
 
+#include <tessera/reference.h>
+
 namespace tessera {
 namespace {
 
@@ -10,6 +12,7 @@ struct ConvCase {
     Type type;
     bool bias;
     int dilation = 1, groups = 1;
+    double pad_value = 0; ///< What the padding holds (an integer conv's zero point).
 };
 /// How ctest and failure messages name a case.
 void PrintTo(const ConvCase &c, std::ostream *os) {
@@ -46,6 +49,7 @@ ConvProblem make_conv(const ConvCase &cc) {
     opt.dilation = {cc.dilation, cc.dilation};
     opt.groups = cc.groups;
     opt.layout = cc.layout;
+    opt.pad_value = cc.pad_value;
     Func conv = cc.bias ? ops::conv2d(X, Wt, bias, opt) : ops::conv2d(X, Wt, opt);
     const int64_t span = int64_t(cc.dilation) * (cc.k - 1) + 1;
     const int64_t oh = (cc.h + 2 * cc.pad - span) / cc.stride + 1, ow = (cc.w + 2 * cc.pad - span) / cc.stride + 1;
@@ -151,6 +155,34 @@ INSTANTIATE_TEST_SUITE_P(
                                          ConvCase{1, 128, 6, 6, 32, 3, 1, 1, ops::Layout::NHWC, Int(8), true, 1, 2},
                                          ConvCase{1, 256, 5, 4, 12, 3, 1, 1, ops::Layout::NHWC, Int(8), false, 2, 4})),
     [](const auto &info) { return case_name(std::get<0>(info.param), std::get<1>(info.param)); });
+
+TEST(ChipConv, AnIntegerConvsZeroPointPaddingIsWrittenByTheHost) {
+    // The padding holds the image's zero point (ONNX ConvInteger once uint8 is shifted to int8,
+    // so that x - zero point is 0 there): the host writes it into the padded image ("A"); the
+    // chip's layout pass, which pads with zero rows, is not used.
+    for (const char *chip : {"tsp-mini", "npu-edge"})
+        for (ops::Layout layout : {ops::Layout::NCHW, ops::Layout::NHWC}) {
+            ConvCase cc{1, 8, 7, 7, 16, 3, 2, 1, layout, Int(8), true};
+            cc.pad_value = -28;
+            ConvProblem p = make_conv(cc);
+            const ChipResult r = test::expect_matches_reference(p.pipeline, p.shape, p.bindings, chip, cc.type, int64_t(cc.c) * cc.k * cc.k);
+            const auto padded = std::find_if(r.program.tensors.begin(), r.program.tensors.end(), [](const ChipTensorMap &m) { return m.tensor == "A"; });
+            ASSERT_NE(padded, r.program.tensors.end()) << r.program.summary;
+            EXPECT_EQ(padded->pad_value, -28.0);
+            // The value matters: the conv padded with zeros gives other sums at the edges.
+            cc.pad_value = 0;
+            ConvProblem zero = make_conv(cc);
+            const Buffer<> edge_zero = evaluate_reference(zero.pipeline, {zero.shape}, zero.bindings)[0];
+            EXPECT_FALSE(compare(r.outputs[0], edge_zero, Tolerance::for_type(Int(32), 1)).equal) << chip;
+        }
+}
+
+TEST(ChipConvErrors, AGroupedConvPaddedWithAValueSaysWhy) {
+    ConvCase cc{1, 128, 6, 6, 32, 3, 1, 1, ops::Layout::NHWC, Int(8), false, 1, 2};
+    cc.pad_value = 5;
+    ConvProblem p = make_conv(cc);
+    for (const char *chip : {"tsp-mini", "npu-edge"}) test::expect_chip_error(p.pipeline, p.shape, chip, "pads its image with 5");
+}
 
 TEST(ChipConvErrors, GroupedNhwcWithPartialRowsSaysWhy) {
     // 8 int8 channels a group: a group's slice of an NHWC pixel is not a whole 64-byte row.

@@ -129,9 +129,11 @@ def quantize(a, scale, zero, lo, hi):
     return np.clip(np.rint(np.asarray(a, np.float32) / np.float32(scale)) + zero, lo, hi)
 
 
-def qdq_conv(out):
+def qdq_conv(out, name="qdq_conv", zero=128):
     """A QDQ-quantised conv (QuantizeLinear/DequantizeLinear around a float Conv), as quantisation
-    tools export it. out_0 is the quantised arithmetic in NumPy; float_0 the conv unquantised."""
+    tools export it. out_0 is the quantised arithmetic in NumPy; float_0 the conv unquantised.
+    uint8 activations with zero point `zero`: 128 becomes 0 once shifted to int8; another
+    (qdq_conv_asymmetric) pads with the zero point and corrects by the weights' sums."""
     w = f32(rng.normal(0, 0.3, (4, 3, 3, 3)))
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
@@ -142,14 +144,14 @@ def qdq_conv(out):
         helper.make_node("Relu", ["c"], ["y"], name="relu"),
     ]
     xs, ws = 0.03, 0.01  # x in [-3.84, 3.81]: no input of N(0, 1) here saturates
-    inits = [init("w", w), init("xs", f32(xs)), init("xz", np.uint8(128)), init("ws", f32(ws)), init("wz", np.int8(0))]
-    g = helper.make_graph(nodes, "qdq_conv", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
+    inits = [init("w", w), init("xs", f32(xs)), init("xz", np.uint8(zero)), init("ws", f32(ws)), init("wz", np.int8(0))]
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 6, 6])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])], initializer=inits)
     x = f32(rng.normal(0, 1, (1, 3, 6, 6)))
-    xd = (quantize(x, xs, 128, 0, 255) - 128) * np.float64(np.float32(xs))
+    xd = (quantize(x, xs, zero, 0, 255) - zero) * np.float64(np.float32(xs))
     wd = quantize(w, ws, 0, -128, 127) * np.float64(np.float32(ws))
-    save(out, "qdq_conv", g, [x], np.maximum(conv2d(xd, wd, 1), 0))
-    np.save(os.path.join(out, "qdq_conv.float_0.npy"), f32(np.maximum(conv2d(x, w, 1), 0)))
+    save(out, name, g, [x], np.maximum(conv2d(xd, wd, 1), 0))
+    np.save(os.path.join(out, name + ".float_0.npy"), f32(np.maximum(conv2d(x, w, 1), 0)))
 
 
 def qdq_conv_per_channel(out):
@@ -175,17 +177,21 @@ def qdq_conv_per_channel(out):
     np.save(os.path.join(out, "qdq_conv_per_channel.float_0.npy"), f32(conv2d(x, w, 1, 2) + b.reshape(1, -1, 1, 1)))
 
 
-def qdq_matmul(out, name="qdq_matmul", axis=1, zero=128):
+def qdq_matmul(out, name="qdq_matmul", axis=1, zero=128, w_zero=None):
     """A QDQ-quantised linear layer: uint8 activations, int8 weights with one scale per output
     column (axis 1), a float bias, the result requantised (Q/DQ after the MatMul + bias, as
     QLinearMatMul would) and a ReLU. With one scale per row of the weight (axis 0,
     qdq_matmul_per_row) the scale cannot leave the sum: no integer kernel. With zero=0
     (qdq_matmul_symmetric) activations and output are int8 with zero points 0, as symmetric
-    quantisation exports them."""
+    quantisation exports them. With w_zero (qdq_matmul_asymmetric) the weights are uint8 with
+    that zero point in every column, and the activations' zero point is not 128 either: the
+    integer kernel corrects the int8 product by row and column sums."""
     q_type, lo, hi = (np.uint8, 0, 255) if zero else (np.int8, -128, 127)
+    w_type, w_lo, w_hi, wz = (np.int8, -128, 127, 0) if w_zero is None else (np.uint8, 0, 255, w_zero)
     k, n = 24, 8
     w, b = f32(rng.normal(0, 0.3, (k, n))), f32(rng.normal(0, 0.1, n))
-    ws = f32(np.abs(w).max(axis=1 - axis) / 127)
+    # The widest scale the weights' integer range needs on its shorter side (no weight saturates).
+    ws = f32(np.abs(w).max(axis=1 - axis) / (127 if w_zero is None else min(w_zero, 255 - w_zero)))
     wsb = ws if axis == 1 else ws[:, None]
     nodes = [
         helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="q_x"),
@@ -198,14 +204,14 @@ def qdq_matmul(out, name="qdq_matmul", axis=1, zero=128):
         helper.make_node("Relu", ["yd"], ["y"], name="relu"),
     ]
     xs, ys = 0.03, 0.05
-    wq = quantize(w, wsb, 0, -128, 127).astype(np.int8)
-    inits = [init("wq", wq), init("ws", ws), init("wz", np.zeros(len(ws), np.int8)), init("b", b), init("xs", f32(xs)),
+    wq = quantize(w, wsb, wz, w_lo, w_hi).astype(w_type)
+    inits = [init("wq", wq), init("ws", ws), init("wz", np.full(len(ws), wz, w_type)), init("b", b), init("xs", f32(xs)),
              init("xz", q_type(zero)), init("ys", f32(ys)), init("yz", q_type(zero))]
     g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, k])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, n])], initializer=inits)
     x = f32(rng.normal(0, 1, (4, k)))
     xd = (quantize(x, xs, zero, lo, hi) - zero) * np.float64(np.float32(xs))
-    mb = xd @ (wq * wsb.astype(np.float64)) + b
+    mb = xd @ ((wq.astype(np.float64) - wz) * wsb.astype(np.float64)) + b
     save(out, name, g, [x], np.maximum((quantize(mb, ys, zero, lo, hi) - zero) * np.float64(np.float32(ys)), 0))
     np.save(os.path.join(out, name + ".float_0.npy"), f32(np.maximum(x.astype(np.float64) @ w + b, 0)))
 
@@ -481,3 +487,5 @@ if __name__ == "__main__":
     mlp_gelu_tanh(d, "mlp_gelu_tanh_near_miss", kappa=0.05)
     qdq_matmul(d, "qdq_matmul_per_row", axis=0)
     qdq_matmul(d, "qdq_matmul_symmetric", zero=0)
+    qdq_matmul(d, "qdq_matmul_asymmetric", zero=100, w_zero=119)
+    qdq_conv(d, "qdq_conv_asymmetric", zero=100)

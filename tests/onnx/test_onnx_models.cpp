@@ -44,7 +44,8 @@ TEST_P(SmallModel, RunsOnTheHostAsTheReferenceAndNumPy) {
 
 INSTANTIATE_TEST_SUITE_P(Models, SmallModel, testing::Values("resnet_block", "mlp_gelu", "inverted_residual", "qdq_conv", "cleanup", "shape_arithmetic", "mlp", "conv_net",
                                                            "bert_layer", "lstm", "lstm_cell", "mlp_gelu_tanh", "mlp_gelu_tanh_near_miss", "qdq_matmul",
-                                                           "qdq_matmul_per_row", "qdq_conv_per_channel", "qdq_matmul_symmetric"));
+                                                           "qdq_matmul_per_row", "qdq_conv_per_channel", "qdq_matmul_symmetric",
+                                                           "qdq_matmul_asymmetric", "qdq_conv_asymmetric"));
 
 TEST(OnnxModels, ConstantFoldingComputesShapeArithmeticAtImport) {
     const fs::path dir = build_models();
@@ -163,6 +164,9 @@ TEST(OnnxModels, QdqPairsAroundConvsAndMatmulsBecomeIntegerKernels) {
     // accumulator), then Cast and the two scales; both DequantizeLinear nodes are gone.
     const tessera::onnx::Model conv = tessera::onnx::import((dir / "qdq_conv.onnx").string());
     EXPECT_EQ(op_types(conv), (std::vector<std::string>{"QuantizeLinear", "QuantizeLinear", "ConvInteger", "Cast", "Mul", "Mul", "Relu"}));
+    // The uint8 operand is quantised to int8 with its zero point less 128 (the MXM's operand).
+    if (const auto *q = node_named(conv, "conv_qdq_quantize_int8")) EXPECT_EQ(q->outputs.at(0).type, Int(8));
+    else ADD_FAILURE() << "no int8 QuantizeLinear for the conv's operand";
     if (const auto *n = node_named(conv, "conv_qdq_integer")) {
         EXPECT_EQ(n->outputs.at(0).type, Int(32));
         EXPECT_EQ(n->macs, 4 * 6 * 6 * (3 * 3 * 3));

@@ -6,6 +6,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "node_context.h"
 #include "onnx_internal.h"
@@ -192,8 +193,10 @@ void require_4d(NodeContext &ctx, const ops::Tensor &x, const std::string &what)
         ctx.fail(what + " has rank " + std::to_string(x.dimensions()) + "; supported: 2-D spatial (a 4-D NCHW tensor)");
 }
 
+/// ONNX Conv of x and w (+ bias) as conv() reads the attributes; the padding holds
+/// `pad_value` (an integer conv's shifted zero point, so the padding stays a centred 0).
 ops::Tensor conv_of(NodeContext &ctx, const ops::Tensor &x, const ops::Tensor &w, const ops::Tensor &bias,
-                    const std::string &name) {
+                    const std::string &name, int64_t pad_value = 0) {
     require_4d(ctx, x, "input X");
     require_4d(ctx, w, "weight W");
     const std::vector<int64_t> ws = w.concrete_shape(), xs = x.concrete_shape();
@@ -207,6 +210,7 @@ ops::Tensor conv_of(NodeContext &ctx, const ops::Tensor &x, const ops::Tensor &w
         ctx.fail("attribute 'kernel_shape' " + join(ctx.attr_ints("kernel_shape")) + " differs from the weight's " + join({ws[2], ws[3]}));
     o.padding = spatial_padding(ctx, {xs[2], xs[3]}, {ws[2], ws[3]}, o.stride, o.dilation);
     o.name = name;
+    o.pad_value = double(pad_value);
     ops::Tensor y = ops::conv2d(x, w, bias, o);
     ctx.macs = product(y.concrete_shape()) * ws[1] * ws[2] * ws[3];
     return y;
@@ -220,13 +224,94 @@ std::vector<Value> conv(NodeContext &ctx) {
 
 ops::Tensor centred(NodeContext &ctx, int x_index, int zp_index, int axis, const std::string &suffix);
 
+/// An operand of an integer kernel in the form the chips' MXM multiplies: int8 values (a uint8
+/// operand shifted down by 128, exactly) and its zero point shifted the same way, so that
+/// x - x_zero_point == values - zero_point. The zero point is one value, or one per entry of
+/// the operand's quantisation axis.
+struct Int8Operand {
+    ops::Tensor values;
+    std::vector<int64_t> zero_point;
+    bool zero_point_is_zero() const {
+        return std::all_of(zero_point.begin(), zero_point.end(), [](int64_t z) { return z == 0; });
+    }
+};
+
+/// The int8 form of input x_index with zero point zp_index, or nothing when the zero point is
+/// not known at import (or no constant can be added): the kernel then subtracts it in int32.
+/// A constant operand is shifted at import; a computed one by a cast and a subtraction the
+/// VXM does (in int32, so uint8 255 - 128 is exact).
+std::optional<Int8Operand> int8_operand(NodeContext &ctx, int x_index, int zp_index, const std::string &suffix) {
+    const ops::Tensor &x = ctx.tensor(x_index);
+    const Type type = x.type();
+    if (type != Int(8) && type != UInt(8)) return std::nullopt;
+    if (ctx.has_input(zp_index) && !ctx.input(zp_index).constant) return std::nullopt;
+    const int64_t shift = type == UInt(8) ? 128 : 0;
+    Int8Operand op;
+    op.zero_point = ctx.has_input(zp_index) ? ctx.constant_ints(zp_index) : std::vector<int64_t>{0};
+    for (int64_t &z : op.zero_point) z -= shift;
+    if (shift == 0) {
+        op.values = x;
+        return op;
+    }
+    if (!ctx.can_add_constants()) return std::nullopt;
+    const std::string name = ctx.func_name() + suffix + "_int8";
+    if (ctx.input(x_index).constant) {
+        const Buffer<> &raw = ctx.constant(x_index);
+        const Buffer<> flat = reshaped(raw, {raw.number_of_elements()});
+        Buffer<> shifted(Int(8), {raw.number_of_elements()});
+        for (int64_t i = 0; i < flat.number_of_elements(); ++i) shifted.set_from_int({i}, flat.get_as_int({i}) - shift);
+        op.values = ctx.add_constant(name, reshaped(shifted, x.concrete_shape()));
+        return op;
+    }
+    Buffer<> amount(Int(32), {1});
+    amount.set_from_int({0}, shift);
+    const ops::Tensor wide = ops::cast(x, Int(32), name + "_i32");
+    // The clamp never binds (0..255 - 128 fits int8); it states the range, so the chips' VXM
+    // narrows without wrapping.
+    const ops::Tensor shifted = ops::sub(wide, ctx.add_constant(name + "_shift", amount), name + "_shifted");
+    op.values = ops::cast(ops::clip(shifted, -128, 127, name + "_clamped"), Int(8), name);
+    return op;
+}
+
+/// An int32 constant holding `values` (one, or one per entry) in `shape`.
+ops::Tensor int32_constant(NodeContext &ctx, const std::string &name, const std::vector<int64_t> &values, std::vector<int64_t> shape) {
+    Buffer<> b(Int(32), {int64_t(values.size())});
+    for (size_t i = 0; i < values.size(); ++i) b.set_from_int({int64_t(i)}, values[i]);
+    return ctx.add_constant(name, reshaped(b, shape));
+}
+
 /// The integer convolution of x - x_zp with w - w_zp (+ an int32 bias), for ConvInteger and
-/// QLinearConv; the Conv attributes as conv() reads them.
+/// QLinearConv; the Conv attributes as conv() reads them. With int8 operands (uint8 shifted)
+/// and a weight zero point of 0 it is the int8 conv the chips' MXM maps:
+///   Σ (x - zx)·w = conv(x padded with zx, w) - zx·Σ w[o]
+/// (the second term joins the bias; a constant when w is one). Otherwise the operands are
+/// centred in int32 (the host's form).
 ops::Tensor integer_conv(NodeContext &ctx, int x, int x_zp, int w, int w_zp, int bias) {
     require_4d(ctx, ctx.tensor(x), "input X");
-    const ops::Tensor xc = centred(ctx, x, x_zp, 1, "_x"), wc = centred(ctx, w, w_zp, 0, "_w");
     const ops::Tensor b = bias >= 0 && ctx.has_input(bias) ? ctx.tensor(bias) : ops::Tensor();
-    return conv_of(ctx, xc, wc, b, ctx.func_name() + (bias >= 0 ? "_acc" : ""));
+    const std::string name = ctx.func_name() + (bias >= 0 ? "_acc" : "");
+    const std::optional<Int8Operand> x8 = int8_operand(ctx, x, x_zp, "_x"), w8 = int8_operand(ctx, w, w_zp, "_w");
+    if (x8 && w8 && w8->zero_point_is_zero() && x8->zero_point.size() == 1) {
+        const int64_t zx = x8->zero_point[0];
+        if (zx == 0) return conv_of(ctx, x8->values, w8->values, b, name);
+        if (ctx.can_add_constants() && ctx.input(w).constant && (!b.defined() || ctx.input(bias).constant)) {
+            const Buffer<> weights = ctx.constant(w);
+            const int64_t outs = weights.shape()[0], per_out = weights.number_of_elements() / outs;
+            const int64_t shift = weights.type() == UInt(8) ? 128 : 0;
+            const Buffer<> flat = reshaped(weights, {weights.number_of_elements()});
+            std::vector<int64_t> folded(size_t(outs), 0);
+            if (b.defined()) folded = ctx.constant_ints(bias);
+            for (int64_t o = 0; o < outs; ++o) {
+                int64_t sum = 0;
+                for (int64_t e = 0; e < per_out; ++e) sum += flat.get_as_int({o * per_out + e}) - shift;
+                folded[size_t(o)] -= zx * sum;
+            }
+            const ops::Tensor folded_bias = int32_constant(ctx, name + "_bias_zp", folded, {outs});
+            return conv_of(ctx, x8->values, w8->values, folded_bias, name, zx);
+        }
+    }
+    const ops::Tensor xc = centred(ctx, x, x_zp, 1, "_x"), wc = centred(ctx, w, w_zp, 0, "_w");
+    return conv_of(ctx, xc, wc, b, name);
 }
 
 /// A 1-D window op (pool, transposed conv) as its 2-D form over [N, C, 1, W]: the window
@@ -858,14 +943,66 @@ ops::Tensor centred(NodeContext &ctx, int x_index, int zp_index, int axis, const
     return ops::sub(x32, zp, ctx.func_name() + suffix + "_centred");
 }
 
+/// Σ_k (a - za)·(b - zb) for MatMulInteger and QLinearMatMul, named `name`. With int8
+/// operands (uint8 shifted) and zero points known at import it is the int8 product the chips'
+/// MXM maps, corrected where a zero point is not 0:
+///   Σ a·b - zb[j]·Σ_k a[i, k] - za[i]·Σ_k (b[k, j] - zb[j])
+/// (the last sum a constant when b is one: weights). Otherwise the operands are centred in
+/// int32 (the host's form).
+ops::Tensor integer_matmul(NodeContext &ctx, int a_index, int za_index, int b_index, int zb_index, const std::string &name) {
+    const int rank_a = ctx.tensor(a_index).dimensions(), rank_b = ctx.tensor(b_index).dimensions();
+    const int64_t k = ctx.tensor(a_index).concrete_shape().back();
+    ctx.macs = 0;
+    const std::optional<Int8Operand> a = int8_operand(ctx, a_index, za_index, "_a"), b = int8_operand(ctx, b_index, zb_index, "_b");
+    const bool vector_zero_points = !(a && b) || (ctx.has_input(za_index) && ctx.tensor(za_index).dimensions() > 1) ||
+                                    (ctx.has_input(zb_index) && ctx.tensor(zb_index).dimensions() > 1);
+    if (a && b && !vector_zero_points && (ctx.can_add_constants() || (a->zero_point_is_zero() && b->zero_point_is_zero()))) {
+        const bool exact = a->zero_point_is_zero() && b->zero_point_is_zero();
+        ops::Tensor y = ops::matmul(a->values, b->values, {.name = exact ? name : name + "_int8"});
+        ctx.macs = product(y.concrete_shape()) * k;
+        if (exact) return y;
+        if (!b->zero_point_is_zero()) {
+            const ops::Tensor row_sums = ops::reduce_sum(ops::cast(a->values, Int(32), name + "_a_i32"), {rank_a - 1}, true, name + "_a_row_sums");
+            const ops::Tensor zb = int32_constant(ctx, name + "_zb", b->zero_point, {int64_t(b->zero_point.size())});
+            y = ops::sub(y, ops::mul(row_sums, zb, name + "_zb_rows"), a->zero_point_is_zero() ? name : name + "_zb_corrected");
+        }
+        if (!a->zero_point_is_zero()) {
+            const std::vector<int64_t> za_shape = a->zero_point.size() == 1 ? std::vector<int64_t>{1} : std::vector<int64_t>{int64_t(a->zero_point.size()), 1};
+            const ops::Tensor za = int32_constant(ctx, name + "_za", a->zero_point, za_shape);
+            ops::Tensor column_sums;
+            if (ctx.input(b_index).constant) { // weights: Σ_k (b[.., k, j] - zb[j]) once, at import
+                const Buffer<> raw = ctx.constant(b_index);
+                std::vector<int64_t> shape = raw.shape();
+                const int64_t n = shape.back(), depth = shape[shape.size() - 2], batches = raw.number_of_elements() / (n * depth);
+                const int64_t shift = raw.type() == UInt(8) ? 128 : 0;
+                const Buffer<> flat = reshaped(raw, {raw.number_of_elements()});
+                std::vector<int64_t> sums(size_t(batches * n), 0);
+                for (int64_t bt = 0; bt < batches; ++bt)
+                    for (int64_t kk = 0; kk < depth; ++kk)
+                        for (int64_t j = 0; j < n; ++j)
+                            sums[size_t(bt * n + j)] += flat.get_as_int({(bt * depth + kk) * n + j}) - shift -
+                                                        b->zero_point[b->zero_point.size() == 1 ? 0 : size_t(j)];
+                shape[shape.size() - 2] = 1;
+                column_sums = int32_constant(ctx, name + "_b_column_sums", sums, shape);
+            } else {
+                const ops::Tensor zb = int32_constant(ctx, name + "_zb_cols", b->zero_point, {int64_t(b->zero_point.size())});
+                const ops::Tensor bc = ops::sub(ops::cast(b->values, Int(32), name + "_b_i32"), zb, name + "_b_centred");
+                column_sums = ops::reduce_sum(bc, {rank_b - 2}, true, name + "_b_column_sums");
+            }
+            y = ops::sub(y, ops::mul(za, column_sums, name + "_za_columns"), name);
+        }
+        return y;
+    }
+    const ops::Tensor ac = centred(ctx, a_index, za_index, rank_a - 2, "_a"), bc = centred(ctx, b_index, zb_index, rank_a - 1, "_b");
+    ops::Tensor y = ops::matmul(ac, bc, {.name = name});
+    ctx.macs = product(y.concrete_shape()) * k;
+    return y;
+}
+
 std::vector<Value> matmul_integer(NodeContext &ctx) {
     ctx.allow_attributes({});
     ctx.require_arity(2, 4, 1);
-    const int rank_a = ctx.tensor(0).dimensions();
-    const ops::Tensor a = centred(ctx, 0, 2, rank_a - 2, "_a"), b = centred(ctx, 1, 3, rank_a - 1, "_b");
-    ops::Tensor y = ops::matmul(a, b, {.name = ctx.func_name()});
-    ctx.macs = product(y.concrete_shape()) * a.concrete_shape().back();
-    return one(y);
+    return one(integer_matmul(ctx, 0, 2, 1, 3, ctx.func_name()));
 }
 
 std::vector<Value> conv_integer(NodeContext &ctx) {
@@ -888,10 +1025,7 @@ ops::Tensor requantize(NodeContext &ctx, const ops::Tensor &acc, int scale_a, in
 std::vector<Value> qlinear_matmul(NodeContext &ctx) {
     ctx.allow_attributes({});
     ctx.require_arity(8, 8, 1);
-    const int rank_a = ctx.tensor(0).dimensions();
-    const ops::Tensor a = centred(ctx, 0, 2, rank_a - 2, "_a"), b = centred(ctx, 3, 5, rank_a - 1, "_b");
-    const ops::Tensor acc = ops::matmul(a, b, {.name = ctx.func_name() + "_acc"});
-    ctx.macs = product(acc.concrete_shape()) * a.concrete_shape().back();
+    const ops::Tensor acc = integer_matmul(ctx, 0, 2, 3, 5, ctx.func_name() + "_acc");
     return one(requantize(ctx, acc, 1, 4, 6, 7, false));
 }
 

@@ -61,11 +61,11 @@ Tensor conv2d(const Tensor &input, const Tensor &weights, const Tensor &bias, co
                                dim_string(kh) + "x" + dim_string(kw) + ", padding and dilation gives " +
                                dim_string(out_h) + "x" + dim_string(out_w));
 
-    // Read through a zero-padded copy only when there is padding, so that an unpadded
+    // Read through a padded copy only when there is padding, so that an unpadded
     // convolution reads its Input directly.
     const bool padded = pad.top || pad.left || pad.bottom || pad.right;
     Func padded_input;
-    if (padded) padded_input = pad_with(input, typed_const(input.type(), 0), name + "_padded");
+    if (padded) padded_input = pad_with(input, typed_const(input.type(), options.pad_value), name + "_padded");
     auto read_input = [&](const std::vector<Expr> &args) -> Expr {
         return padded ? Expr(padded_input(args)) : input(args);
     };

@@ -25,7 +25,8 @@
 //   that become a VXM epilogue fused before the store.
 // - ops::conv2d (NCHW or NHWC, groups = 1, any stride/padding/dilation, optional bias) as an
 //   implicit GEMM: one matmul per filter tap over strided DMA windows of the image, which the
-//   host zero-pads into the chip's NHWC layout; the bias joins the VXM epilogue.
+//   host zero-pads into the chip's NHWC layout (or pads with Conv2dOptions::pad_value, an
+//   integer conv's zero point); the bias joins the VXM epilogue.
 // - Directives read on the matmul's update stage: `tile(i, j, io, jo, ii, ji, TM, TN)` (output
 //   tile: TM accumulator rows, TN a multiple of the MXM width), `split(k, ko, ki, KT)`,
 //   `tensorize("mxm", {ii, ji, ki})` (checked against the MXM shape), and on the Func
@@ -88,6 +89,9 @@ struct ChipTensorMap {
     /// A table the compiler made (e.g. attention's causal mask), in the chip's layout; such a
     /// tensor needs no binding. Empty for tensors that hold a pipeline buffer.
     std::vector<float> constant;
+    /// What an input's chip elements outside the source (padding) hold: 0, or an integer
+    /// conv's zero point (its padding is then 0 once the zero point is subtracted).
+    double pad_value = 0;
 };
 
 /// A compiled chip kernel: the program, its text, and how to marshal host buffers.

@@ -22,8 +22,11 @@ struct Padding2d {
 struct Conv2dOptions {
     /// Step between windows, {height, width}; >= 1.
     std::array<int, 2> stride{1, 1};
-    /// Zero padding of the input; each side >= 0.
+    /// Padding of the input; each side >= 0.
     Padding2d padding;
+    /// The value the padding holds: 0, or an integer convolution's zero point (then the padding
+    /// is 0 once the zero point is subtracted).
+    double pad_value = 0;
     /// Spacing between kernel taps, {height, width}; >= 1.
     std::array<int, 2> dilation{1, 1};
     /// Channel groups: input and output channels both divide by groups; groups == channels is

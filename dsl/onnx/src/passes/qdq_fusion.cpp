@@ -7,8 +7,14 @@
 // MatMul form is the same with MatMulInteger (ws one value or one per column). A QuantizeLinear
 // after the conv then requantises the scaled accumulator, which is QLinearConv's arithmetic.
 // The DequantizeLinear nodes stay; dead-node elimination removes those nothing else reads.
+//
+// A uint8 operand quantised in the graph is quantised to int8 instead, with its zero point
+// shifted down by 128 — saturate(round(x/s) + z) - 128 == saturate(round(x/s) + z - 128) in
+// int8's range, exactly — since the chips' MXM multiplies int8: the integer kernel then reads a
+// QuantizeLinear's int8 output, and a zero point of 128 (the usual uint8 one) becomes 0.
 #include <optional>
 
+#include "../onnx_internal.h"
 #include "graph_passes.h"
 
 namespace tessera::onnx::internal {
@@ -55,6 +61,33 @@ std::optional<Dequantized> dequantized(const ::onnx::GraphProto &graph, const st
     return d;
 }
 
+/// The name of an int8 QuantizeLinear equal to the uint8 one producing `d.q` minus 128, added to
+/// `rewritten` (its zero point a new initializer of `graph`), with that zero point's name; or
+/// nothing when d.q is not a uint8 QuantizeLinear's output whose zero point is d's.
+std::optional<std::pair<std::string, std::string>> quantized_to_int8(::onnx::GraphProto &graph, const std::map<std::string, int> &producer,
+                                                                     const Dequantized &d, const std::string &base,
+                                                                     ::onnx::GraphProto &rewritten) {
+    const auto p = producer.find(d.q);
+    if (p == producer.end()) return std::nullopt;
+    const ::onnx::NodeProto q = graph.node(p->second);
+    if (q.op_type() != "QuantizeLinear" || !q.domain().empty() || q.input_size() != 3 || q.input(2) != d.zero_point) return std::nullopt;
+    const ::onnx::TensorProto *zero = constant_tensor(graph, d.zero_point);
+    if (!zero || zero->data_type() != ::onnx::TensorProto::UINT8 || elements(*zero) != 1) return std::nullopt;
+    const Buffer<> zero_value = tensor_to_buffer(*zero, "zero point '" + d.zero_point + "'");
+    const int64_t z = reshaped(zero_value, {1}).get_as_int({0});
+    ::onnx::TensorProto *shifted = graph.add_initializer();
+    shifted->set_name(base + "_x_zero_int8");
+    shifted->set_data_type(::onnx::TensorProto::INT8);
+    for (int64_t dim : zero->dims()) shifted->add_dims(dim);
+    shifted->add_int32_data(int32_t(z - 128));
+    ::onnx::NodeProto signed_q = q;
+    signed_q.set_name(base + "_quantize_int8");
+    signed_q.set_input(2, shifted->name());
+    signed_q.set_output(0, base + "_x_int8");
+    *rewritten.add_node() = signed_q;
+    return std::make_pair(signed_q.output(0), shifted->name());
+}
+
 ::onnx::NodeProto make_node(const std::string &op, std::vector<std::string> inputs, const std::string &output, const std::string &name) {
     ::onnx::NodeProto n;
     n.set_op_type(op);
@@ -93,7 +126,9 @@ int fuse_qdq_into_integer_kernels(::onnx::GraphProto &graph) {
             continue;
         }
         const std::string y = node.output(0), base = (node.name().empty() ? y : node.name()) + "_qdq";
-        ::onnx::NodeProto integer = make_node(conv ? "ConvInteger" : "MatMulInteger", {x->q, w->q, x->zero_point, w->zero_point}, base + "_acc", base + "_integer");
+        std::pair<std::string, std::string> operand{x->q, x->zero_point};
+        if (auto int8 = quantized_to_int8(graph, producer, *x, base, rewritten)) operand = *int8;
+        ::onnx::NodeProto integer = make_node(conv ? "ConvInteger" : "MatMulInteger", {operand.first, w->q, operand.second, w->zero_point}, base + "_acc", base + "_integer");
         if (conv) *integer.mutable_attribute() = node.attribute(); // ConvInteger takes every Conv attribute
         *rewritten.add_node() = integer;
         ::onnx::NodeProto cast = make_node("Cast", {base + "_acc"}, base + "_real", base + "_cast");
