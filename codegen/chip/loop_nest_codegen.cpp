@@ -10,10 +10,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "loop_nest_ir.h"
 #include "program_tensors.h"
@@ -1751,18 +1753,153 @@ private:
         return int32_t(stages.size() - 1);
     }
 
+    /// Preloaded tiles of one Input that one DMA brings in: their views are one view with an
+    /// outer dimension more, their rows consecutive rows of one tile.
+    struct LoadGroup {
+        std::string input;
+        chipsim::OffchipView view;
+        int64_t rows = 0;
+        struct Member {
+            std::string key;
+            int64_t first = 0, rows = 0; ///< Its rows in the group's tile.
+            size_t use = 0;              ///< Its place in first-use order (loads_).
+        };
+        std::vector<Member> members;
+        /// The earliest first use of a member: groups are loaded in that order, so the first
+        /// statements' tiles arrive first.
+        size_t first_use() const {
+            size_t u = SIZE_MAX;
+            for (const Member &m : members) u = std::min(u, m.use);
+            return u;
+        }
+    };
+
+    /// `loads` (one shape each, sorted by input, shape and offset) as groups. Within each class
+    /// of one Input and one view shape, the loads are ordered so that the most of them form
+    /// arithmetic progressions of their offsets (the step that leaves the fewest runs: a
+    /// loop's tiles along one of its dimensions), and each run is dealt round-robin into
+    /// groups — one for each `rows_per_group` rows of the run, at most `max_ways` — so that the
+    /// tiles a loop reads one after another sit on different slices, as separate tiles would;
+    /// each group is cut to at most `max_rows` rows. A view that already has the DMA's every
+    /// dimension stays alone.
+    std::vector<LoadGroup> group_loads(const std::vector<LoadGroup> &loads, int64_t max_ways, int64_t rows_per_group, int64_t max_rows) const {
+        const size_t max_outer = size_t(std::max(0, t_.dma.max_dims - 1));
+        std::vector<LoadGroup> groups;
+        auto same_class = [](const LoadGroup &a, const LoadGroup &b) {
+            return b.input == a.input && b.rows == a.rows && b.view.tensor == a.view.tensor && b.view.inner_bytes == a.view.inner_bytes &&
+                   b.view.outer == a.view.outer;
+        };
+        size_t i = 0;
+        while (i < loads.size()) {
+            size_t n = 1;
+            while (i + n < loads.size() && same_class(loads[i], loads[i + n])) ++n;
+            const std::vector<LoadGroup> cls(loads.begin() + ptrdiff_t(i), loads.begin() + ptrdiff_t(i + n));
+            i += n;
+            if (n == 1 || cls[0].view.outer.size() >= max_outer) {
+                groups.insert(groups.end(), cls.begin(), cls.end());
+                continue;
+            }
+            // The loads in order of (offset mod step, offset), and where each run starts.
+            auto arrange = [&](int64_t step, std::vector<size_t> &order) {
+                const int64_t base = cls[0].view.offset;
+                order.resize(n);
+                for (size_t k = 0; k < n; ++k) order[k] = k;
+                std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                    return std::pair((cls[a].view.offset - base) % step, cls[a].view.offset) < std::pair((cls[b].view.offset - base) % step, cls[b].view.offset);
+                });
+                size_t runs = 1;
+                for (size_t k = 1; k < n; ++k) runs += cls[order[k]].view.offset != cls[order[k - 1]].view.offset + step;
+                return runs;
+            };
+            int64_t best_step = 0;
+            size_t best_runs = n + 1;
+            std::vector<size_t> order;
+            for (size_t j = 1; j < std::min<size_t>(n, 17); ++j) {
+                const int64_t step = cls[j].view.offset - cls[0].view.offset;
+                if (step <= 0) continue;
+                if (const size_t runs = arrange(step, order); runs < best_runs) {
+                    best_runs = runs;
+                    best_step = step;
+                }
+            }
+            if (best_step == 0) {
+                groups.insert(groups.end(), cls.begin(), cls.end());
+                continue;
+            }
+            arrange(best_step, order);
+            for (size_t k = 0; k < n;) {
+                size_t len = 1;
+                while (k + len < n && cls[order[k + len]].view.offset == cls[order[k]].view.offset + int64_t(len) * best_step) ++len;
+                const int64_t atom_rows = cls[0].rows;
+                const int64_t wanted = (int64_t(len) * atom_rows + rows_per_group - 1) / rows_per_group;
+                const int64_t w = std::clamp<int64_t>(wanted, 1, std::min<int64_t>(max_ways, int64_t(len)));
+                const int64_t per_tile = std::max<int64_t>(1, max_rows / atom_rows);
+                for (int64_t g = 0; g < w; ++g) {
+                    const int64_t in_group = (int64_t(len) - g + w - 1) / w;
+                    for (int64_t first = 0; first < in_group; first += per_tile) {
+                        const int64_t count = std::min(per_tile, in_group - first);
+                        auto member = [&](int64_t m) -> const LoadGroup & { return cls[order[k + size_t(g + (first + m) * w)]]; };
+                        LoadGroup out{cls[0].input, member(0).view, 0, {}};
+                        if (count > 1) out.view.outer.insert(out.view.outer.begin(), chipsim::ViewDim{count, w * best_step});
+                        for (int64_t m = 0; m < count; ++m) {
+                            out.members.push_back({member(m).members.front().key, out.rows, atom_rows, member(m).members.front().use});
+                            out.rows += atom_rows;
+                        }
+                        groups.push_back(std::move(out));
+                    }
+                }
+                k += len;
+            }
+        }
+        return groups;
+    }
+
     void preload_inputs() {
         int64_t rows = 0;
         for (const InputLoad &l : loads_) rows += l.rows;
         if (loads_.empty() || rows > preload_limit_rows(t_)) return;
-        for (const InputLoad &l : loads_) {
-            const TileRef tile = l.spread ? emitter_.tile_anywhere(l.rows, int(placed_++ % 2), "preloaded weights of " + l.input, true)
-                                          : place(l.rows, "a preloaded tile of " + l.input);
-            emitter_.load(tile, l.view, l.input + " (preloaded)");
-            preloaded_[l.key] = tile;
+        // On a streaming chip every DMA crosses the host link and holds the DMA engine for the
+        // link's latency, so the tiles of an Input a loop reads in a regular pattern come in by
+        // a few DMAs (a pooling window's thousands of two-row tiles otherwise spend almost all
+        // of the kernel's time on the link). Elsewhere (DRAM) a tile's own DMA lets work start
+        // on the first tiles while the rest arrive.
+        std::vector<LoadGroup> groups;
+        for (size_t use = 0; use < loads_.size(); ++use) {
+            const InputLoad &l = loads_[use];
+            if (l.spread || !emitter_.streaming()) { // MXM weights interleaved over slices: their own tile each
+                const TileRef tile = l.spread ? emitter_.tile_anywhere(l.rows, int(placed_++ % 2), "preloaded weights of " + l.input, true)
+                                              : place(l.rows, "a preloaded tile of " + l.input);
+                emitter_.load(tile, l.view, l.input + " (preloaded)");
+                preloaded_[l.key] = tile;
+                continue;
+            }
+            groups.push_back(LoadGroup{l.input, l.view, l.rows, {{l.key, 0, l.rows, use}}});
+        }
+        // Which rows of a group's tile a load takes does not matter, so an Input's loads of one
+        // shape go in order of their offsets, where a loop's tiles form progressions.
+        auto shape_then_offset = [](const LoadGroup &a, const LoadGroup &b) {
+            auto dims = [](const chipsim::OffchipView &v) {
+                std::vector<int64_t> d{v.inner_bytes};
+                for (const chipsim::ViewDim &o : v.outer) d.insert(d.end(), {o.count, o.stride});
+                return d;
+            };
+            return std::tuple(a.input, dims(a.view), a.view.offset) < std::tuple(b.input, dims(b.view), b.view.offset);
+        };
+        std::stable_sort(groups.begin(), groups.end(), shape_then_offset);
+        // A group is worth its DMA's fixed cost once its rows take as long to cross the link.
+        const chipsim::MemoryDesc &memory = vector_memory(t_);
+        const chipsim::DmaCost row = model_.dma_cost(memory.row_bytes);
+        const int64_t rows_per_group = std::max<int64_t>(1, (row.setup + row.link_latency + row.transfer - 1) / std::max<int64_t>(1, row.transfer));
+        groups = group_loads(groups, memory.hemispheres * memory.slices, rows_per_group, memory.rows_per_bank);
+        std::stable_sort(groups.begin(), groups.end(), [](const LoadGroup &a, const LoadGroup &b) { return a.first_use() < b.first_use(); });
+        for (const LoadGroup &g : groups) {
+            const TileRef tile = place(g.rows, "a preloaded tile of " + g.input);
+            emitter_.load(tile, g.view, g.input + " (preloaded)");
+            for (const LoadGroup::Member &m : g.members) preloaded_[m.key] = VectorEmitter::rows_of(tile, m.first, m.rows);
         }
         if (emitter_.streaming()) emitter_.set_after_preload(true);
         preload_summary_ = "; " + std::to_string(loads_.size()) + " input tiles (" + std::to_string(rows) + " rows) preloaded once";
+        if (!groups.empty()) preload_summary_ += " by " + std::to_string(groups.size()) + " DMAs";
     }
 
     TileRef input_tile(Statement &st, const Expr &e) {

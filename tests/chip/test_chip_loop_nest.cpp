@@ -8,6 +8,8 @@
 #include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_schedules.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <map>
 
@@ -519,6 +521,53 @@ INSTANTIATE_TEST_SUITE_P(EditedTargets, ChipLoopNest, ::testing::Values("tsp-min
 
 namespace tessera {
 namespace {
+
+/// The dma.load instructions of `cp` that read program tensor `tensor`.
+int64_t loads_of(const ChipProgram &cp, const std::string &tensor) {
+    return std::count_if(cp.program.instructions.begin(), cp.program.instructions.end(),
+                         [&](const chipsim::Instruction &in) { return in.op == chipsim::Opcode::DmaLoad && in.view.tensor == tensor; });
+}
+
+/// The number before " input tiles" in the loop-nest compiler's summary.
+int64_t input_tiles(const std::string &summary) {
+    const size_t at = summary.find(" input tiles");
+    size_t begin = at;
+    while (begin > 0 && std::isdigit(static_cast<unsigned char>(summary[begin - 1]))) --begin;
+    return at == std::string::npos || begin == at ? -1 : std::stoll(summary.substr(begin, at - begin));
+}
+
+TEST(ChipLoopNestLoads, AnInputsRegularTilesComeInByAFewDmasOnAStreamingChip) {
+    // Stride-2 3x3 max pooling reads its image as a thousand three-row tiles whose offsets form
+    // progressions (two: one per 32-column block of a row). On tsp-mini each DMA holds the
+    // engine for the host link's latency, so the tiles come in by a few DMAs a progression
+    // (dealt round-robin, so that consecutive tiles sit on different slices); values are the
+    // reference's.
+    const chipsim::Target t = chipsim::load_target("tsp-mini");
+    Input X(Float(32), {1, 16, 40, 40}, "X");
+    ops::Pool2dOptions o;
+    o.kernel = {3, 3};
+    o.stride = {2, 2};
+    const Pipeline p(ops::max_pool2d(X, o).func());
+    const ChipResult r = expect_loop_nest_matches(p, {{1, 16, 19, 19}}, {{X, test::random_buffer(Float(32), {1, 16, 40, 40}, 7)}}, "tsp-mini");
+    const int64_t tiles = input_tiles(r.program.summary), dmas = loads_of(r.program, r.program.tensors.at(0).tensor);
+    ASSERT_GT(tiles, 100) << r.program.summary;
+    const chipsim::MemoryDesc &mem = *t.memory("MEM");
+    EXPECT_LE(dmas, 2 * int64_t(mem.hemispheres) * mem.slices) << r.program.summary;
+    EXPECT_LT(dmas * 10, tiles) << r.program.summary;
+    EXPECT_NE(r.program.summary.find("by " + std::to_string(dmas) + " DMAs"), std::string::npos) << r.program.summary;
+    // A DMA a tile would have spent the link's latency once per tile.
+    EXPECT_LT(r.report.host_io_cycles, tiles * t.host_link.latency / 10) << r.report.to_text();
+}
+
+TEST(ChipLoopNestLoads, AFewRowsOfAnInputComeInByOneDma) {
+    // Merging BERT's heads ([1, 16, 2, 16] -> [1, 16, 32]) reads one row per (position, head):
+    // 32 rows, less than a DMA's fixed cost is worth in transfer time, so one DMA.
+    Input X(Float(32), {1, 16, 2, 16}, "X");
+    const Pipeline p(ops::reshape(X, {1, 16, 32}).func());
+    const ChipResult r = expect_loop_nest_matches(p, {{1, 16, 32}}, {{X, test::random_buffer(Float(32), {1, 16, 2, 16}, 8)}}, "tsp-mini");
+    EXPECT_GT(input_tiles(r.program.summary), 1) << r.program.summary;
+    EXPECT_EQ(loads_of(r.program, r.program.tensors.at(0).tensor), 1) << r.program.assembly;
+}
 
 TEST(ProblemBound, ComesFromTheAlgorithmNotTheSchedule) {
     // On npu-edge a matmul's bound is A, B and C crossing DRAM once (int8 in, int32 out); on
