@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
@@ -219,6 +220,11 @@ TEST(ChipArtifact, BadFilesAreErrorsNotCrashes) {
     EXPECT_THAT(load_code(encode_chip_artifact(other)).second, HasSubstr("manifest field 'target.hash' does not match"));
     other.target_hash = compile_chip_artifact(Matmul("npu-edge").p, "mm", Target::named("npu-edge"), {{kM, kN}}).target_hash;
     EXPECT_THAT(load_code(encode_chip_artifact(other)).second, HasSubstr("the program was compiled for 'tsp-mini'"));
+
+    // A padding value that is not a finite number (a NaN is written as null).
+    ChipArtifact nan_pad = compile_chip_artifact(mm.p, "mm", Target::named("tsp-mini"), {{kM, kN}});
+    nan_pad.program.tensors.at(0).pad_value = std::nan("");
+    EXPECT_THAT(load_code(encode_chip_artifact(nan_pad)).second, HasSubstr("chip.tensors[0].pad_value"));
 
     // Files: a missing one, and a good one read from disk.
     const std::filesystem::path dir = tessera_test::unique_temp_dir();
