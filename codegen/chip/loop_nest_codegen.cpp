@@ -227,6 +227,7 @@ public:
         walk(m_.body);
         emitter_.set_stage(stage_index("load inputs"));
         preload_inputs();
+        keep_small_outputs_whole();
         phase_ = Phase::Emit;
         jobs_ = 0;
         walk(m_.body);
@@ -634,7 +635,10 @@ private:
             }
             return;
         }
-        if (phase_ == Phase::Loads) return gather_loads(fold_tile_constants(resolve(n.value)));
+        if (phase_ == Phase::Loads) {
+            if (!n.reduce) ++stores_of_[n.func];
+            return gather_loads(fold_tile_constants(resolve(n.value)));
+        }
         ++statements_;
         join_wave(n);
         Statement st{pt_, BlockTiles(emitter_), {}, {}, n.stage, {}};
@@ -1902,6 +1906,22 @@ private:
         if (!groups.empty()) preload_summary_ += " by " + std::to_string(groups.size()) + " DMAs";
     }
 
+    /// On a streaming chip, an output whose statements would each store fewer rows than a DMA's
+    /// fixed cost is worth (a head merge's 32 one-row stores) is kept on chip and stored once at
+    /// the end, when it fits beside the kept tiles.
+    void keep_small_outputs_whole() {
+        if (!emitter_.streaming()) return;
+        const chipsim::DmaCost row = model_.dma_cost(vector_memory(t_).row_bytes);
+        const int64_t rows_per_dma = std::max<int64_t>(1, (row.setup + row.link_latency + row.transfer - 1) / std::max<int64_t>(1, row.transfer));
+        for (auto &[name, o] : outputs_) {
+            const int64_t rows = o.on_chip.layout.rows, stores = stores_of_[name];
+            if (o.whole || stores < 2 || rows >= stores * rows_per_dma || kept_rows_ + rows > kept_tiles_limit_rows(t_)) continue;
+            o.whole = true;
+            o.on_chip.tile = place(rows, "output " + name);
+            kept_rows_ += rows;
+        }
+    }
+
     TileRef input_tile(Statement &st, const Expr &e) {
         const Call *c = e.as<Call>();
         const InputPlan &plan = inputs_.at(c->name);
@@ -2037,6 +2057,7 @@ private:
     const int64_t L_;
     std::map<std::string, Input> input_types_;
     std::set<std::string> stored_whole_;
+    std::map<std::string, int64_t> stores_of_; ///< Statements storing each output (counted in the loads walk).
     std::map<std::string, Expr> scope_;
     enum class Phase { Bounds, Loads, Emit } phase_ = Phase::Bounds;
     struct InputLoad {

@@ -559,14 +559,19 @@ TEST(ChipLoopNestLoads, AnInputsRegularTilesComeInByAFewDmasOnAStreamingChip) {
     EXPECT_LT(r.report.host_io_cycles, tiles * t.host_link.latency / 10) << r.report.to_text();
 }
 
-TEST(ChipLoopNestLoads, AFewRowsOfAnInputComeInByOneDma) {
-    // Merging BERT's heads ([1, 16, 2, 16] -> [1, 16, 32]) reads one row per (position, head):
-    // 32 rows, less than a DMA's fixed cost is worth in transfer time, so one DMA.
+TEST(ChipLoopNestLoads, AFewRowsComeInByOneDmaAndLeaveByOne) {
+    // Merging BERT's heads ([1, 16, 2, 16] -> [1, 16, 32]) reads and writes one row per
+    // (position, head): 32 rows, less than a DMA's fixed cost is worth in transfer time, so the
+    // input comes in by one DMA and the output, kept on chip, leaves by one.
     Input X(Float(32), {1, 16, 2, 16}, "X");
     const Pipeline p(ops::reshape(X, {1, 16, 32}).func());
     const ChipResult r = expect_loop_nest_matches(p, {{1, 16, 32}}, {{X, test::random_buffer(Float(32), {1, 16, 2, 16}, 8)}}, "tsp-mini");
     EXPECT_GT(input_tiles(r.program.summary), 1) << r.program.summary;
     EXPECT_EQ(loads_of(r.program, r.program.tensors.at(0).tensor), 1) << r.program.assembly;
+    EXPECT_EQ(std::count_if(r.program.program.instructions.begin(), r.program.program.instructions.end(),
+                            [](const chipsim::Instruction &in) { return in.op == chipsim::Opcode::DmaStore; }),
+              1)
+        << r.program.assembly;
 }
 
 TEST(ProblemBound, ComesFromTheAlgorithmNotTheSchedule) {
