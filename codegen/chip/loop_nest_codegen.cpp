@@ -1890,11 +1890,8 @@ private:
             return std::tuple(a.input, dims(a.view), a.view.offset) < std::tuple(b.input, dims(b.view), b.view.offset);
         };
         std::stable_sort(groups.begin(), groups.end(), shape_then_offset);
-        // A group is worth its DMA's fixed cost once its rows take as long to cross the link.
         const chipsim::MemoryDesc &memory = vector_memory(t_);
-        const chipsim::DmaCost row = model_.dma_cost(memory.row_bytes);
-        const int64_t rows_per_group = std::max<int64_t>(1, (row.setup + row.link_latency + row.transfer - 1) / std::max<int64_t>(1, row.transfer));
-        groups = group_loads(groups, memory.hemispheres * memory.slices, rows_per_group, memory.rows_per_bank);
+        groups = group_loads(groups, memory.hemispheres * memory.slices, rows_worth_a_dma(), memory.rows_per_bank);
         std::stable_sort(groups.begin(), groups.end(), [](const LoadGroup &a, const LoadGroup &b) { return a.first_use() < b.first_use(); });
         for (const LoadGroup &g : groups) {
             const TileRef tile = place(g.rows, "a preloaded tile of " + g.input);
@@ -1906,13 +1903,19 @@ private:
         if (!groups.empty()) preload_summary_ += " by " + std::to_string(groups.size()) + " DMAs";
     }
 
+    /// The rows whose transfer takes as long as a DMA's fixed cost (setup and link latency):
+    /// fewer rows a DMA and the fixed cost dominates.
+    int64_t rows_worth_a_dma() const {
+        const chipsim::DmaCost row = model_.dma_cost(vector_memory(t_).row_bytes);
+        return std::max<int64_t>(1, (row.setup + row.link_latency + row.transfer - 1) / std::max<int64_t>(1, row.transfer));
+    }
+
     /// On a streaming chip, an output whose statements would each store fewer rows than a DMA's
     /// fixed cost is worth (a head merge's 32 one-row stores) is kept on chip and stored once at
     /// the end, when it fits beside the kept tiles.
     void keep_small_outputs_whole() {
         if (!emitter_.streaming()) return;
-        const chipsim::DmaCost row = model_.dma_cost(vector_memory(t_).row_bytes);
-        const int64_t rows_per_dma = std::max<int64_t>(1, (row.setup + row.link_latency + row.transfer - 1) / std::max<int64_t>(1, row.transfer));
+        const int64_t rows_per_dma = rows_worth_a_dma();
         for (auto &[name, o] : outputs_) {
             const int64_t rows = o.on_chip.layout.rows, stores = stores_of_[name];
             if (o.whole || stores < 2 || rows >= stores * rows_per_dma || kept_rows_ + rows > kept_tiles_limit_rows(t_)) continue;
