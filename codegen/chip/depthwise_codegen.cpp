@@ -50,6 +50,7 @@ void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::ve
     const std::vector<int> image_dims = nchw ? std::vector<int>{0, 3, 1, 2} : std::vector<int>{0, 1, 2, 3};
     declare(cp, "X", op.image.name(), dt, {N, Hp, Wp, Cp}, xs, image_dims,
             nchw ? std::vector<int64_t>{0, 0, op.pad_top, op.pad_left} : std::vector<int64_t>{0, op.pad_top, op.pad_left, 0}, false);
+    cp.tensors.back().pad_value = op.pad_value;
     declare(cp, "W", op.weights.name(), dt, {KH, KW, Cp}, ws, nchw ? std::vector<int>{2, -1, 0, 1} : std::vector<int>{0, 1, -1, 2}, {},
             false);
     if (op.bias) declare(cp, "B", op.bias->name(), dt, {Cp}, constant_shape(*op.bias), {0}, {}, false);

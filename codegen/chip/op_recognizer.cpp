@@ -175,10 +175,15 @@ std::optional<VectorOp> recognize_depthwise(const Func &out) {
     const Call *cw = mul ? call_of(mul->b) : nullptr;
     if (!ci || !cw || cw->call_type != CallType::Input || ci->args.size() != 4) return std::nullopt;
     std::optional<Input> image;
+    double pad_value = 0; // what a padded image's Func holds outside the image
     if (ci->call_type == CallType::Input) image = Input(ci->input);
     else if (ci->call_type == CallType::Func) {
         std::vector<Input> ins = find_inputs(ci->func.get()->init.value);
         if (ins.size() == 1) image = ins[0];
+        if (const Select *sel = ci->func.get()->init.value.as<Select>()) {
+            if (const std::optional<double> f = as_const_float(sel->false_value)) pad_value = *f;
+            else if (const std::optional<int64_t> i = as_const_int(sel->false_value)) pad_value = double(*i);
+        }
     }
     if (!image || image->dimensions() != 4) return std::nullopt;
     const Input weights(cw->input);
@@ -204,6 +209,7 @@ std::optional<VectorOp> recognize_depthwise(const Func &out) {
         o.padding = ops::Padding2d(int(-*top), int(-*left), padded ? 1 : 0, padded ? 1 : 0);
         o.groups = int(*channels);
         o.layout = nchw ? ops::Layout::NCHW : ops::Layout::NHWC;
+        o.pad_value = pad_value;
         o.name = out.name();
         ops::Tensor rebuilt;
         try {
@@ -226,6 +232,7 @@ std::optional<VectorOp> recognize_depthwise(const Func &out) {
         d.dilation_w = o.dilation[1];
         d.pad_top = o.padding.top;
         d.pad_left = o.padding.left;
+        d.pad_value = pad_value;
         VectorOp v;
         v.kind = VectorOp::Kind::DepthwiseConv;
         v.depthwise = d;

@@ -37,6 +37,7 @@ struct DepthwiseConvOp {
     std::optional<Input> bias;
     bool nchw = true;
     int64_t kh = 1, kw = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, pad_top = 0, pad_left = 0;
+    double pad_value = 0; ///< What the padding holds (an integer conv's zero point), written by the host.
 };
 
 /// ops::scaled_dot_product_attention(q, k, v) on [heads, L, D] (or [L, D]) tensors.

@@ -60,6 +60,26 @@ INSTANTIATE_TEST_SUITE_P(
                                (c.layout == ops::Layout::NCHW ? "_nchw" : "_nhwc") + (c.bias ? "_bias" : ""));
     });
 
+TEST(ChipDepthwise, AnIntegerConvsZeroPointPaddingIsWrittenByTheHost) {
+    // A quantised depthwise conv (MobileNet's) whose padding holds the image's zero point: the
+    // host writes it into the padded image the VXM kernel reads; exact on both chips, and not
+    // what zero padding gives.
+    for (const char *chip : {"tsp-mini", "npu-edge"}) {
+        Input X(Int(8), {1, 24, 9, 9}, "X"), Wt(Int(8), {24, 1, 3, 3}, "W");
+        ops::Conv2dOptions o;
+        o.padding = 1;
+        o.groups = 24;
+        o.pad_value = -28;
+        const Pipeline p(ops::conv2d(X, Wt, o).func());
+        const Bindings bind{{X, test::random_buffer(Int(8), {1, 24, 9, 9}, 24)}, {Wt, test::random_buffer(Int(8), {24, 1, 3, 3}, 25)}};
+        ChipResult r = test::expect_matches_reference_within(p, {1, 24, 9, 9}, bind, chip, Tolerance{});
+        EXPECT_NE(r.program.summary.find("depthwise conv2d"), std::string::npos) << r.program.summary;
+        o.pad_value = 0;
+        const Pipeline zero(ops::conv2d(X, Wt, o).func());
+        EXPECT_FALSE(compare(r.outputs[0], zero.realize({{1, 24, 9, 9}}, bind, Target::reference())[0], Tolerance{}).equal) << chip;
+    }
+}
+
 TEST(ChipDepthwise, MobileNetLayerCompiles) {
     // 56 x 56 x 64 (a MobileNet layer): many output rows in flight; on tsp-mini every product
     // must land on a slice apart from the sum it joins (compile only: the values are checked
