@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "loop_nest_ir.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_mutator.h"
@@ -162,9 +163,7 @@ std::optional<std::pair<Input, double>> padded_input(const Call *c) {
     if (!f->updates.empty()) return std::nullopt;
     const Select *sel = f->init.value.as<Select>();
     if (!sel) return std::nullopt;
-    std::optional<double> value = as_const_float(sel->false_value);
-    if (!value)
-        if (const std::optional<int64_t> i = as_const_int(sel->false_value)) value = double(*i);
+    const std::optional<double> value = immediate(sel->false_value);
     if (!value) return std::nullopt;
     std::vector<Input> ins = find_inputs(sel->true_value);
     if (ins.size() != 1 || ins[0].dimensions() != int(c->args.size())) return std::nullopt;

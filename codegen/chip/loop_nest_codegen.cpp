@@ -122,20 +122,6 @@ std::optional<Affine> affine(const Expr &e, const std::string &row, const std::s
     return std::nullopt;
 }
 
-/// The value of a constant (an immediate of any type, or one converted to another type).
-std::optional<double> immediate(const Expr &e) {
-    if (const FloatImm *f = e.as<FloatImm>()) return f->value;
-    if (auto i = as_const_int(e)) return double(*i);
-    if (const UIntImm *u = e.as<UIntImm>()) return double(u->value);
-    if (const Cast *c = e.as<Cast>())
-        if (auto v = immediate(c->value)) {
-            if (c->type.is_float()) return c->type.bits() == 16 ? std::nullopt : std::optional<double>(float(*v));
-            if (c->value.type().is_float()) return std::nullopt; // truncation: leave it to the VXM's rules
-            return v;
-        }
-    return std::nullopt;
-}
-
 /// The 32-bit lane type a value of `t` computes in on the VXM.
 DType lane_dtype(Type t, const std::string &what) {
     if (t.is_float() && t.bits() <= 32) return DType::FP32;

@@ -1,6 +1,8 @@
 // Queries on the unflattened loop nest shared by the chip compiler's loop-nest passes.
 #include "loop_nest_ir.h"
 
+#include "tessera/ir_operator.h"
+
 #include "tessera/ir_mutator.h"
 #include "tessera/ir_visitor.h"
 
@@ -184,6 +186,20 @@ std::vector<Expr> func_calls(const Expr &e) {
     FuncCalls f;
     f.mutate(e);
     return std::move(f.calls);
+}
+
+/// The value of a constant (an immediate of any type, or one converted to another type).
+std::optional<double> immediate(const Expr &e) {
+    if (const FloatImm *f = e.as<FloatImm>()) return f->value;
+    if (auto i = as_const_int(e)) return double(*i);
+    if (const UIntImm *u = e.as<UIntImm>()) return double(u->value);
+    if (const Cast *c = e.as<Cast>())
+        if (auto v = immediate(c->value)) {
+            if (c->type.is_float()) return c->type.bits() == 16 ? std::nullopt : std::optional<double>(float(*v));
+            if (c->value.type().is_float()) return std::nullopt; // truncation: leave it to the VXM's rules
+            return v;
+        }
+    return std::nullopt;
 }
 
 } // namespace tessera::internal::chip

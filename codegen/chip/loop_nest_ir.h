@@ -42,6 +42,8 @@ Expr substitute_vars(const Expr &e, const std::map<std::string, Expr> &values);
 bool mentions(const Expr &e, const std::string &name);
 /// The Calls to Funcs in `e`, in order of appearance (repeats included).
 std::vector<Expr> func_calls(const Expr &e);
+/// The value of a constant (an immediate of any type, or one converted to another type).
+std::optional<double> immediate(const Expr &e);
 /// The operands of an arithmetic node (none for leaves and Calls).
 std::vector<Expr> operands_of(const Expr &e);
 /// The products of two reads in `e` that share a reduction variable, one read with a pure

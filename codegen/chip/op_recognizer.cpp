@@ -1,6 +1,7 @@
 // Recognition of library ops by reconstruction (op_recognizer.h).
 #include "op_recognizer.h"
 
+#include "loop_nest_ir.h"
 #include "vector_epilogue.h"
 
 #include <algorithm>
@@ -180,10 +181,8 @@ std::optional<VectorOp> recognize_depthwise(const Func &out) {
     else if (ci->call_type == CallType::Func) {
         std::vector<Input> ins = find_inputs(ci->func.get()->init.value);
         if (ins.size() == 1) image = ins[0];
-        if (const Select *sel = ci->func.get()->init.value.as<Select>()) {
-            if (const std::optional<double> f = as_const_float(sel->false_value)) pad_value = *f;
-            else if (const std::optional<int64_t> i = as_const_int(sel->false_value)) pad_value = double(*i);
-        }
+        if (const Select *sel = ci->func.get()->init.value.as<Select>())
+            if (const std::optional<double> v = immediate(sel->false_value)) pad_value = *v;
     }
     if (!image || image->dimensions() != 4) return std::nullopt;
     const Input weights(cw->input);

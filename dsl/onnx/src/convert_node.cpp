@@ -236,6 +236,17 @@ struct Int8Operand {
     }
 };
 
+/// The elements of constant input `index` (int8 or uint8), row-major, as int8 values: a uint8
+/// one shifted down by 128.
+std::vector<int64_t> int8_values(NodeContext &ctx, int index) {
+    const Buffer<> &raw = ctx.constant(index);
+    const int64_t shift = raw.type() == UInt(8) ? 128 : 0;
+    const Buffer<> flat = reshaped(raw, {raw.number_of_elements()});
+    std::vector<int64_t> v(size_t(flat.number_of_elements()));
+    for (int64_t i = 0; i < flat.number_of_elements(); ++i) v[size_t(i)] = flat.get_as_int({i}) - shift;
+    return v;
+}
+
 /// The int8 form of input x_index with zero point zp_index, or nothing when the zero point is
 /// not known at import (or no constant can be added): the kernel then subtracts it in int32.
 /// A constant operand is shifted at import; a computed one by a cast and a subtraction the
@@ -256,10 +267,9 @@ std::optional<Int8Operand> int8_operand(NodeContext &ctx, int x_index, int zp_in
     if (!ctx.can_add_constants()) return std::nullopt;
     const std::string name = ctx.func_name() + suffix + "_int8";
     if (ctx.input(x_index).constant) {
-        const Buffer<> &raw = ctx.constant(x_index);
-        const Buffer<> flat = reshaped(raw, {raw.number_of_elements()});
-        Buffer<> shifted(Int(8), {raw.number_of_elements()});
-        for (int64_t i = 0; i < flat.number_of_elements(); ++i) shifted.set_from_int({i}, flat.get_as_int({i}) - shift);
+        const std::vector<int64_t> values = int8_values(ctx, x_index);
+        Buffer<> shifted(Int(8), {int64_t(values.size())});
+        for (size_t i = 0; i < values.size(); ++i) shifted.set_from_int({int64_t(i)}, values[i]);
         op.values = ctx.add_constant(name, reshaped(shifted, x.concrete_shape()));
         return op;
     }
@@ -295,15 +305,13 @@ ops::Tensor integer_conv(NodeContext &ctx, int x, int x_zp, int w, int w_zp, int
         const int64_t zx = x8->zero_point[0];
         if (zx == 0) return conv_of(ctx, x8->values, w8->values, b, name);
         if (ctx.can_add_constants() && ctx.input(w).constant && (!b.defined() || ctx.input(bias).constant)) {
-            const Buffer<> weights = ctx.constant(w);
-            const int64_t outs = weights.shape()[0], per_out = weights.number_of_elements() / outs;
-            const int64_t shift = weights.type() == UInt(8) ? 128 : 0;
-            const Buffer<> flat = reshaped(weights, {weights.number_of_elements()});
+            const std::vector<int64_t> weights = int8_values(ctx, w);
+            const int64_t outs = ctx.tensor(w).concrete_shape()[0], per_out = int64_t(weights.size()) / outs;
             std::vector<int64_t> folded(size_t(outs), 0);
             if (b.defined()) folded = ctx.constant_ints(bias);
             for (int64_t o = 0; o < outs; ++o) {
                 int64_t sum = 0;
-                for (int64_t e = 0; e < per_out; ++e) sum += flat.get_as_int({o * per_out + e}) - shift;
+                for (int64_t e = 0; e < per_out; ++e) sum += weights[size_t(o * per_out + e)];
                 folded[size_t(o)] -= zx * sum;
             }
             const ops::Tensor folded_bias = int32_constant(ctx, name + "_bias_zp", folded, {outs});
@@ -971,16 +979,14 @@ ops::Tensor integer_matmul(NodeContext &ctx, int a_index, int za_index, int b_in
             const ops::Tensor za = int32_constant(ctx, name + "_za", a->zero_point, za_shape);
             ops::Tensor column_sums;
             if (ctx.input(b_index).constant) { // weights: Σ_k (b[.., k, j] - zb[j]) once, at import
-                const Buffer<> raw = ctx.constant(b_index);
-                std::vector<int64_t> shape = raw.shape();
-                const int64_t n = shape.back(), depth = shape[shape.size() - 2], batches = raw.number_of_elements() / (n * depth);
-                const int64_t shift = raw.type() == UInt(8) ? 128 : 0;
-                const Buffer<> flat = reshaped(raw, {raw.number_of_elements()});
+                const std::vector<int64_t> weights = int8_values(ctx, b_index);
+                std::vector<int64_t> shape = ctx.tensor(b_index).concrete_shape();
+                const int64_t n = shape.back(), depth = shape[shape.size() - 2], batches = int64_t(weights.size()) / (n * depth);
                 std::vector<int64_t> sums(size_t(batches * n), 0);
                 for (int64_t bt = 0; bt < batches; ++bt)
                     for (int64_t kk = 0; kk < depth; ++kk)
                         for (int64_t j = 0; j < n; ++j)
-                            sums[size_t(bt * n + j)] += flat.get_as_int({(bt * depth + kk) * n + j}) - shift -
+                            sums[size_t(bt * n + j)] += weights[size_t((bt * depth + kk) * n + j)] -
                                                         b->zero_point[b->zero_point.size() == 1 ? 0 : size_t(j)];
                 shape[shape.size() - 2] = 1;
                 column_sums = int32_constant(ctx, name + "_b_column_sums", sums, shape);

@@ -105,6 +105,7 @@ int fuse_qdq_into_integer_kernels(::onnx::GraphProto &graph) {
         for (const std::string &out : graph.node(k).output()) producer[out] = k;
     ::onnx::GraphProto rewritten;
     int fused = 0;
+    std::map<std::string, std::pair<std::string, std::string>> int8_of; // uint8 operand -> its int8 QuantizeLinear and zero point
     for (int k = 0; k < graph.node_size(); ++k) {
         const ::onnx::NodeProto &node = graph.node(k);
         const bool conv = node.op_type() == "Conv", matmul = node.op_type() == "MatMul";
@@ -127,7 +128,8 @@ int fuse_qdq_into_integer_kernels(::onnx::GraphProto &graph) {
         }
         const std::string y = node.output(0), base = (node.name().empty() ? y : node.name()) + "_qdq";
         std::pair<std::string, std::string> operand{x->q, x->zero_point};
-        if (auto int8 = quantized_to_int8(graph, producer, *x, base, rewritten)) operand = *int8;
+        if (const auto known = int8_of.find(x->q); known != int8_of.end()) operand = known->second; // read by an earlier kernel too
+        else if (auto int8 = quantized_to_int8(graph, producer, *x, base, rewritten)) operand = int8_of[x->q] = *int8;
         ::onnx::NodeProto integer = make_node(conv ? "ConvInteger" : "MatMulInteger", {operand.first, w->q, operand.second, w->zero_point}, base + "_acc", base + "_integer");
         if (conv) *integer.mutable_attribute() = node.attribute(); // ConvInteger takes every Conv attribute
         *rewritten.add_node() = integer;
