@@ -772,8 +772,11 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         return prefix_rows(panel, (kb - grp * BG) * e.ku, e.ku);
     };
     auto e_tile = [&](const Job &j, int64_t i, int64_t time) {
+        // The last row block of the output may be short: only its rows are loaded.
+        const int64_t rows = rows_of(j);
         return ensure(e_key(j, i), time, [&] { return place_interleaved(stage_rows, 0, 1); }, [&](const TileRef &tr) {
-            e.load(tr, e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mc * R, R, j.nb * e.nu),
+            e.load(prefix_rows(tr, 0, rows * e.rpa),
+                   e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mc * R, rows, j.nb * e.nu),
                    "epilogue operand");
         });
     };

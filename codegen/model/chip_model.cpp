@@ -69,13 +69,18 @@ struct Partitioner {
         }
         ChipRunOptions timing;
         timing.functional = false;
-        return run_on_chip(k.program, zeros, timing).report.total_cycles;
+        try {
+            return run_on_chip(k.program, zeros, timing).report.total_cycles;
+        } catch (const Error &e) {
+            throw Error("the kernel computing " + k.label + ": " + e.what());
+        }
     }
 };
 
 } // namespace
 
-ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector<GraphValue> &values, const Target &target) {
+ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector<GraphValue> &values, const Target &target,
+                                        const ChipModelOptions &options) {
     if (target.kind() != Target::Kind::Chip) throw Error("compile_model_for_chip: target '" + target.name() + "' is not a chip");
     Partitioner part{target, {}};
     for (const GraphValue &v : values) part.values[v.func.name()] = v;
@@ -118,6 +123,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
             return m;
         };
         std::vector<std::vector<std::string>> attempts;
+        if (!options.fuse) joinable.clear();
         if (!joinable.empty()) attempts.push_back(joinable);
         if (joinable.size() > 1)
             for (const std::string &p : joinable) attempts.push_back({p});
@@ -169,7 +175,12 @@ ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Binding
     for (const ChipModelKernel &k : program.kernels) {
         Bindings b = bindings;
         for (const Input &in : k.reads) b.emplace_back(in, computed.at(in.name()));
-        ChipResult r = run_on_chip(k.program, b, options);
+        ChipResult r;
+        try {
+            r = run_on_chip(k.program, b, options);
+        } catch (const Error &e) {
+            throw Error("the kernel computing " + k.label + ": " + e.what());
+        }
         computed[k.head] = r.outputs.at(0);
         result.cycles += r.report.cycles;
         result.host_io_cycles += r.report.host_io_cycles;

@@ -37,6 +37,21 @@ TEST_P(ChipFused, Int8MatmulBiasReluOverSeveralRowBands) {
     expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, chip, Int(8));
 }
 
+TEST_P(ChipFused, Int8MatmulResidualAddWhoseLastRowBandIsShort) {
+    // A residual operand with the output's shape (ResNet's shortcut add): 600 rows are a 512-row
+    // band and an 88-row one, and the short band reads only its own rows of the operand (reading
+    // a whole band's worth ran past the tensor's end on tsp-mini).
+    const std::string chip = GetParam();
+    const int m = 600, k = 64, n = 256;
+    Input A(Int(8), {m, k}, "A"), B(Int(8), {k, n}, "B"), shortcut(Int(32), {m, n}, "shortcut");
+    Func out = ops::relu(ops::add(ops::matmul(A, B), shortcut));
+    Buffer<> a(Int(8), {m, k}), b(Int(8), {k, n}), s(Int(32), {m, n});
+    a.fill_random(17);
+    b.fill_random(18);
+    s.fill_random(19);
+    expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {shortcut, s}}, chip, Int(8));
+}
+
 TEST_P(ChipFused, StreamedBf16MatmulBiasRelu) {
     // B is 4.3 MB, over tsp-mini's 4 MiB of MEM: the streamed plan with a fused epilogue, whose
     // drained tiles and operands take east space the B buffers would otherwise use.

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Small real models for test_onnx_models.cpp, built with Debian's python3-onnx (onnx 1.12) and
 NumPy: each NAME.onnx with its inputs NAME.in_K.npy and, where NumPy computes it here
-independently, the expected output NAME.out_0.npy. Usage: small_models.py DIR"""
+independently, the expected output NAME.out_0.npy. Usage: small_models.py DIR [--large] (--large: the
+benchmark's ResNet-50 stage and BERT-base layer instead)"""
 import os
 import sys
 
@@ -74,6 +75,44 @@ def resnet_block(out):
     h = np.maximum(batchnorm(conv2d(x, w1, 1), *bn[0]), 0)
     y = np.maximum(batchnorm(conv2d(h, w2, 1), *bn[1]) + x, 0)
     save(out, "resnet_block", g, [x], y)
+
+
+def resnet50_stage(out, blocks=3, size=56, width=64):
+    """ResNet-50's first stage (conv2_x) at 56x56: `blocks` bottleneck blocks (1x1 conv to `width`
+    channels, 3x3 conv, 1x1 conv to 4 x width, each with BatchNorm; the first block's shortcut a
+    1x1 conv + BatchNorm from `width` channels, the others the identity), residual add, ReLU."""
+    wide = 4 * width
+    nodes, inits = [], []
+
+    def conv_bn(x, cin, cout, k, name):
+        w = f32(rng.normal(0, np.sqrt(2.0 / (cin * k * k)), (cout, cin, k, k)))
+        bn = [f32(rng.uniform(0.5, 1.5, cout)), f32(rng.normal(0, 0.1, cout)), f32(rng.normal(0, 0.1, cout)),
+              f32(rng.uniform(0.5, 1.5, cout))]
+        nodes.extend([helper.make_node("Conv", [x, name + "_w"], [name + "_c"], name=name, pads=[k // 2] * 4),
+                      helper.make_node("BatchNormalization", [name + "_c"] + [name + "_" + p for p in "sbmv"], [name + "_n"],
+                                       name=name + "_bn")])
+        inits.extend([init(name + "_w", w)] + [init(name + "_" + p, a) for p, a in zip("sbmv", bn)])
+        return name + "_n", (lambda v: batchnorm(conv2d(v, w, k // 2), *bn))
+
+    x_in = f32(rng.normal(0, 1, (1, width, size, size)))
+    x, ref = "x", x_in.astype(np.float64)
+    cin = width
+    for blk in range(blocks):
+        p = "b%d" % blk
+        a, fa = conv_bn(x, cin, width, 1, p + "a")
+        nodes.append(helper.make_node("Relu", [a], [p + "ra"], name=p + "a_relu"))
+        b, fb = conv_bn(p + "ra", width, width, 3, p + "b")
+        nodes.append(helper.make_node("Relu", [b], [p + "rb"], name=p + "b_relu"))
+        c, fc = conv_bn(p + "rb", width, wide, 1, p + "c")
+        short, fs = conv_bn(x, cin, wide, 1, p + "s") if cin != wide else (x, lambda v: v)
+        y = "y" if blk == blocks - 1 else p + "y"
+        nodes += [helper.make_node("Add", [c, short], [p + "sum"], name=p + "_residual"),
+                  helper.make_node("Relu", [p + "sum"], [y], name=p + "_relu")]
+        ref = np.maximum(fc(np.maximum(fb(np.maximum(fa(ref), 0)), 0)) + fs(ref), 0)
+        x, cin = y, wide
+    g = helper.make_graph(nodes, "resnet50_stage", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, width, size, size])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, wide, size, size])], initializer=inits)
+    save(out, "resnet50_stage", g, [x_in], ref)
 
 
 def mlp_gelu(out):
@@ -350,17 +389,18 @@ def mlp_gelu_tanh(out, name="mlp_gelu_tanh", kappa=0.044715):
     save(out, name, g, [x], gelu_tanh(x.astype(np.float64) @ w1 + b1, kappa) @ w2)
 
 
-def bert_layer(out):
+def bert_layer(out, name="bert_layer", s=16, d=32, heads=2, ff=64):
     """A BERT encoder layer as PyTorch exports it (opset 17): Q/K/V MatMuls + biases, heads split
     by Reshape/Transpose, scaled (Div by sqrt(head)) Softmax attention, heads merged, output
     projection, residual + LayerNormalization, MLP with GELU's tanh form (HF's gelu_new: Pow),
-    residual + LayerNormalization. Sequence 16, hidden 32, 2 heads, MLP 64."""
-    s, d, heads, ff = 16, 32, 2, 64
+    residual + LayerNormalization. Sequence s, hidden d, `heads` heads, MLP ff."""
     hd = d // heads
-    w = {n: f32(rng.normal(0, 0.2, (d, d))) for n in ("wq", "wk", "wv", "wo")}
+    # Weights scaled with the fan-in (1 at the small layer's sizes), so activations keep their size.
+    wd, wf = 0.2 * np.sqrt(32 / d), 0.2 * np.sqrt(64 / ff)
+    w = {n: f32(rng.normal(0, wd, (d, d))) for n in ("wq", "wk", "wv", "wo")}
     b = {n: f32(rng.normal(0, 0.1, d)) for n in ("bq", "bk", "bv", "bo")}
-    w1, b1 = f32(rng.normal(0, 0.2, (d, ff))), f32(rng.normal(0, 0.1, ff))
-    w2, b2 = f32(rng.normal(0, 0.2, (ff, d))), f32(rng.normal(0, 0.1, d))
+    w1, b1 = f32(rng.normal(0, wd, (d, ff))), f32(rng.normal(0, 0.1, ff))
+    w2, b2 = f32(rng.normal(0, wf, (ff, d))), f32(rng.normal(0, 0.1, d))
     ln = [(f32(rng.uniform(0.5, 1.5, d)), f32(rng.normal(0, 0.1, d))) for _ in range(2)]
     i64 = lambda name, v: init(name, np.asarray(v, np.int64))
     nodes = []
@@ -404,7 +444,7 @@ def bert_layer(out):
               init("kappa", f32(0.044715)), init("beta", f32(np.sqrt(2 / np.pi))), init("one", f32(1.0)), init("half", f32(0.5))]
     for k in range(2):
         inits += [init("ln%d_s" % (k + 1), ln[k][0]), init("ln%d_b" % (k + 1), ln[k][1])]
-    g = helper.make_graph(nodes, "bert_layer", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, s, d])],
+    g = helper.make_graph(nodes, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, s, d])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, s, d])], initializer=inits)
     x = f32(rng.normal(0, 1, (1, s, d)))
     x64 = x.astype(np.float64)
@@ -415,7 +455,7 @@ def bert_layer(out):
     merged = ctx.transpose(0, 2, 1, 3).reshape(1, s, d)
     h1 = layernorm(merged @ w["wo"] + b["bo"] + x64, *ln[0])
     f = gelu_tanh(h1 @ w1 + b1) @ w2 + b2
-    save(out, "bert_layer", g, [x], layernorm(f + h1, *ln[1]), opset=17)
+    save(out, name, g, [x], layernorm(f + h1, *ln[1]), opset=17)
 
 
 def lstm(out):
@@ -481,6 +521,11 @@ def lstm_cell(out):
 if __name__ == "__main__":
     d = sys.argv[1]
     os.makedirs(d, exist_ok=True)
+    if sys.argv[2:] == ["--large"]:
+        # The fusion and residency benchmark's models (bench_model): real sizes.
+        resnet50_stage(d)
+        bert_layer(d, "bert_base_layer", s=128, d=768, heads=12, ff=3072)
+        sys.exit(0)
     for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net, bert_layer, lstm,
                   lstm_cell, mlp_gelu_tanh, qdq_matmul, qdq_conv_per_channel):
         build(d)

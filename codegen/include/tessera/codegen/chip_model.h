@@ -58,9 +58,17 @@ struct ChipModelResult {
     double problem_bound_cycles = 0;    ///< Sum of the kernels' problem bounds.
 };
 
+/// How compile_model_for_chip partitions a model.
+struct ChipModelOptions {
+    /// false: every graph value is a kernel of its own (each operator compiled one by one, what
+    /// the fusion benchmark compares the fused model with).
+    bool fuse = true;
+};
+
 /// Partitions `model` (its outputs must be among `values`) into chip kernels for `target` and
 /// compiles each. Throws tessera::Error naming the graph value the chip cannot compute.
-ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector<GraphValue> &values, const Target &target);
+ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector<GraphValue> &values, const Target &target,
+                                        const ChipModelOptions &options = {});
 
 /// Runs the kernels in order on chipsim; `bindings` bind the model's Inputs.
 ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
