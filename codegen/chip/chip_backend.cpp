@@ -478,11 +478,9 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
     std::optional<GemmPattern> g;
     try {
         g = internal::chip::match_gemm(pipeline);
-        // The library kernels take one batch dimension; the loop-nest compiler unrolls any
-        // number of them (an attention's [batch, heads] from ONNX).
-        if (!g->conv && g->batch_dims > 1)
+        if (!g->fits_library_kernel(output_shapes.at(0)))
             throw Error("chip backend: " + g->product.name() + " has " + std::to_string(g->batch_dims) +
-                        " batch dimensions; the library matmul kernel takes at most one");
+                        " batch dimensions of extent above 1; the library matmul kernel takes at most one");
     } catch (const Error &library_form) {
         // Not a library kernel's form: the loop-nest compiler takes it, matrix stages included
         // (an update that multiplies two reads goes to the MXM stage by stage).
@@ -510,11 +508,14 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     const chipsim::Target &t = cp.target;
     const std::vector<int64_t> &shape = output_shapes[0];
     if (g.conv) return compile_conv(cp, g, shape, pipeline);
-    if (g.batch_dims > 1)
+    // Batch dimensions of extent 1 index 0 only: the chip tensors leave them out (-1 in
+    // chip_dim_of_source), and the kernel iterates over the one batch dimension left, if any.
+    const std::optional<int> batch = g.library_batch_dim(shape);
+    if (!batch)
         throw Error("chip backend: " + g.product.name() + " has " + std::to_string(g.batch_dims) +
-                    " batch dimensions; chip kernels take at most one (reshape the batch)");
-    const int bd = g.batch_dims;
-    const int64_t G = bd ? shape[0] : 1, M = shape[size_t(bd)], N = shape[size_t(bd + 1)];
+                    " batch dimensions of extent above 1; chip kernels take at most one (reshape the batch)");
+    const int bd = g.batch_dims, eb = *batch;
+    const int64_t G = eb >= 0 ? shape[size_t(eb)] : 1, M = shape[size_t(bd)], N = shape[size_t(bd + 1)];
     const int64_t K = const_extent(g.product.contents()->updates[0].rdom->vars[0].extent, "the reduction extent of " + g.product.name());
 
     GemmKernel kk;
@@ -542,12 +543,12 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
         mp.tensor = name;
         mp.source = in.name();
         mp.source_shape = input_shape(in);
-        batched = std::any_of(batch.begin(), batch.end(), [](int x) { return x >= 0; });
+        batched = eb >= 0 && std::find(batch.begin(), batch.end(), eb) != batch.end();
         if (batched) mp.chip_shape.push_back(G);
         mp.chip_shape.push_back(rows);
         mp.chip_shape.push_back(cols);
         const int base = batched ? 1 : 0;
-        for (int x : batch) mp.chip_dim_of_source.push_back(x >= 0 ? 0 : -1);
+        for (int x : batch) mp.chip_dim_of_source.push_back(eb >= 0 && x == eb ? 0 : -1);
         mp.chip_dim_of_source.push_back(transposed ? base + 1 : base);
         mp.chip_dim_of_source.push_back(transposed ? base : base + 1);
         chipsim::TensorDecl decl{name, dt, mp.chip_shape, "", false};
@@ -558,9 +559,12 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     operand_map("B", *g.b, g.b_batch, g.b_transposed, Kp, Np, kk.in_dtype, kk.b_batched);
     for (size_t i = 0; i < kk.epilogue.operands.size(); ++i) {
         const auto &op = kk.epilogue.operands[i];
+        // An operand's output dimension as the kernel's: 0 the batch, 1 the rows, 2 the
+        // columns, -1 a batch dimension of extent 1 (index 0 only).
+        auto kernel_dim = [&](int od) { return od < 0 ? -1 : od < bd ? (od == eb ? 0 : -1) : od == bd ? 1 : 2; };
         std::array<bool, 3> dims{false, false, false};
         for (int od : op.source.output_dim)
-            if (od >= 0) dims[size_t(od < bd ? 0 : od == bd ? 1 : 2)] = true;
+            if (kernel_dim(od) >= 0) dims[size_t(kernel_dim(od))] = true;
         if (!dims[2])
             throw Error("chip backend: the epilogue of " + g.output.name() + " reads Input " + op.source.input.name() +
                         " constant along the columns j; the VXM broadcasts operands down rows only (make it a row vector)");
@@ -576,7 +580,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
                 chip_index[x] = int(mp.chip_shape.size());
                 mp.chip_shape.push_back(ext[x]);
             }
-        for (int od : op.source.output_dim) mp.chip_dim_of_source.push_back(od < 0 ? -1 : chip_index[od < bd ? 0 : od == bd ? 1 : 2]);
+        for (int od : op.source.output_dim) mp.chip_dim_of_source.push_back(kernel_dim(od) < 0 ? -1 : chip_index[kernel_dim(od)]);
         cp.program.tensors.push_back({mp.tensor, op.dtype, mp.chip_shape, "", false});
         cp.tensors.push_back(mp);
     }
@@ -587,8 +591,9 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
         mp.is_output = true;
         mp.chip_shape = {G, M, Np};
         mp.source_shape = shape;
-        if (bd) mp.chip_dim_of_source = {0, 1, 2};
-        else mp.chip_dim_of_source = {1, 2};
+        for (int d = 0; d < bd; ++d) mp.chip_dim_of_source.push_back(d == eb ? 0 : -1);
+        mp.chip_dim_of_source.push_back(1);
+        mp.chip_dim_of_source.push_back(2);
         cp.program.tensors.push_back({"C", kk.epilogue.out_dtype, mp.chip_shape, "", true});
         cp.tensors.push_back(mp);
     }

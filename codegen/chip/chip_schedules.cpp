@@ -117,6 +117,7 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
         return; // not a library kernel's form: the loop-nest compiler's default rule (matrix stages included)
     }
     const internal::chip::GemmPattern &g = *matched;
+    if (!g.fits_library_kernel(output_shapes.at(0))) return; // the loop-nest compiler's default rule
     if (g.conv) { // the implicit GEMM picks whole output rows per tile itself
         Func out = g.product;
         out.store_in(MemoryKind::ACC);

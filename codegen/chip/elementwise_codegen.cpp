@@ -101,7 +101,11 @@ void compile_elementwise(ChipProgram &cp, const GemmPattern &g, const std::vecto
                         v.outer = {{nr, rs}, {nc, 0}, {L, 0}};
                         v.inner_bytes = es;
                     }
-                    vals[i + 1] = e.tile_anywhere(n, int(i % 2), "a block of " + prog.operands[i].source.input.name());
+                    // Apart from the blocks loaded before it: a step may read any two at once, and
+                    // a tsp-mini slice has one read port (once MEM is full, the tiles released
+                    // first may all lie in one hemisphere).
+                    std::vector<TileRef> loaded(vals.begin() + 1, vals.begin() + std::ptrdiff_t(i) + 1);
+                    vals[i + 1] = e.dst_for(n, {}, int(i % 2), "a block of " + prog.operands[i].source.input.name(), loaded);
                     block.own(vals[i + 1]);
                     e.load(vals[i + 1], v, prog.operands[i].source.input.name() + " block");
                 }

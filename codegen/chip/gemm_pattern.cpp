@@ -241,6 +241,16 @@ void match_conv(GemmPattern &g, const FunctionContents &f, const Definition &u) 
     g.conv = p;
 }
 
+std::optional<int> GemmPattern::library_batch_dim(const std::vector<int64_t> &output_shape) const {
+    int found = -1;
+    for (int d = 0; d < batch_dims; ++d)
+        if (output_shape.at(size_t(d)) > 1) {
+            if (found >= 0) return std::nullopt;
+            found = d;
+        }
+    return found;
+}
+
 GemmPattern match_gemm(const Pipeline &p) {
     if (p.outputs().size() != 1)
         throw Error("chip backend: the pipeline has " + std::to_string(p.outputs().size()) +

@@ -55,6 +55,16 @@ struct GemmPattern {
     Expr epilogue;
     std::vector<EpilogueOperand> operands;
     std::vector<std::string> output_vars;
+    /// The one output batch dimension a library matmul kernel iterates over — the only one of
+    /// extent above 1 (the others index 0 only: ONNX's [1, heads, L, L]) — or -1 when every
+    /// batch dimension has extent 1 (or there is none); nullopt when two or more exceed 1.
+    std::optional<int> library_batch_dim(const std::vector<int64_t> &output_shape) const;
+    /// Whether a library kernel (gemm_codegen.h) takes this product: a conv, or a matmul of at
+    /// most one batch dimension of extent above 1. The loop-nest compiler takes the others under
+    /// its own default rule.
+    bool fits_library_kernel(const std::vector<int64_t> &output_shape) const {
+        return conv.has_value() || library_batch_dim(output_shape).has_value();
+    }
 };
 
 /// Matches `p`'s single output against the form above. Throws tessera::Error saying which part

@@ -1,5 +1,6 @@
 // Layout changes on chip (vector_kernels.h): ops::transpose and ops::permute whose innermost
-// dimension changes — [.., M, N] → [.., N, M], NCHW ↔ NHWC, any permutation — as SXM transposes.
+// dimension changes — [.., M, N] → [.., N, M], NCHW ↔ NHWC, any permutation — as SXM transposes;
+// a permutation that keeps the innermost dimension as strided DMA gathers of whole rows.
 //
 // Let u be the input dimension that becomes the output's innermost one and v the input's own
 // innermost dimension. The input comes onto the chip in its own layout (u and v padded to the
@@ -52,6 +53,92 @@ void emit_sxm_transpose(VectorEmitter &e, DType dt, const TileRef &dst, const Ti
     e.emit(sx, what);
 }
 
+namespace {
+
+std::string perm_text(const std::vector<int> &perm) {
+    std::string text;
+    for (int d : perm) text += (text.empty() ? "" : ",") + std::to_string(d);
+    return text;
+}
+
+/// Closes the last wave of `units` (waves of `wave`) and schedules the program.
+void finish(ChipProgram &cp, VectorEmitter &e, int64_t units, int wave) {
+    if (units % wave != 0) e.end_wave();
+    cp.program.target = cp.target.name;
+    cp.program.instructions = e.schedule();
+}
+
+/// A permutation that keeps the innermost dimension in place (ONNX's [1, L, heads, D] ->
+/// [1, heads, L, D]) moves whole rows: each strip of output rows is gathered by one strided DMA
+/// load (the rows are strided in the input) and written back by one store, no unit touching it.
+/// The innermost dimension is padded to the lane count on both sides of the link.
+void compile_row_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &shape) {
+    const chipsim::Target &t = cp.target;
+    const std::vector<int64_t> xs = constant_shape(op.x);
+    const int rank = int(xs.size());
+    const DType dt = chip_storage_dtype(op.x.type(), "Input " + op.x.name());
+    const int64_t es = chipsim::dtype_bytes(dt), L = t.lanes(dt);
+    std::vector<int64_t> ext = xs;
+    ext.back() = round_up(xs.back(), L);
+    std::vector<int64_t> out_ext;
+    for (int d : op.perm) out_ext.push_back(ext[size_t(d)]);
+    const std::vector<int64_t> x_stride = row_major_strides(ext), y_stride = row_major_strides(out_ext);
+    std::vector<int> dims(xs.size());
+    std::iota(dims.begin(), dims.end(), 0);
+    declare(cp, "X", op.x.name(), dt, ext, xs, dims, {}, false);
+    declare(cp, "Y", cp.outputs.at(0), dt, out_ext, shape, dims, {}, true);
+
+    chipsim::TimingModel model(t);
+    VectorEmitter e(model);
+    const int64_t chunks = ext.back() / L;
+    if (chunks > e.max_tile_rows())
+        throw Error("chip backend: a row of " + op.x.name() + " (" + std::to_string(xs.back()) + " elements) is longer than one tile of " +
+                    t.name + " holds");
+    // Output rows: the output's second innermost dimension (input dimension w) in strips; the
+    // dimensions before it one combination at a time.
+    const int w = rank >= 2 ? op.perm[size_t(rank - 2)] : -1;
+    const int64_t rows_total = w >= 0 ? ext[size_t(w)] : 1, row_step_x = w >= 0 ? x_stride[size_t(w)] : 0;
+    const int64_t row_step_y = rank >= 2 ? y_stride[size_t(rank - 2)] : 0;
+    const int64_t strip = std::max<int64_t>(1, std::min(rows_total, std::min<int64_t>(256, e.max_tile_rows()) / chunks));
+    int64_t combos = 1;
+    for (int k = 0; k + 2 < rank; ++k) combos *= out_ext[size_t(k)];
+    int64_t strips = 0;
+    constexpr int kWave = 8;
+    for (int64_t c = 0; c < combos; ++c) {
+        int64_t x_base = 0, y_base = 0, rest = c;
+        for (int k = rank - 3; k >= 0; --k) {
+            const int64_t i = rest % out_ext[size_t(k)];
+            rest /= out_ext[size_t(k)];
+            x_base += i * x_stride[size_t(op.perm[size_t(k)])];
+            y_base += i * y_stride[size_t(k)];
+        }
+        for (int64_t r0 = 0; r0 < rows_total; r0 += strip) {
+            const int64_t rows = std::min(strip, rows_total - r0);
+            if (strips % kWave == 0) e.begin_wave();
+            e.wave_lane(int(strips % kWave));
+            const TileRef tile = e.tile_anywhere(rows * chunks, int(strips % 2), "a strip of " + op.x.name());
+            chipsim::OffchipView xv;
+            xv.tensor = "X";
+            xv.offset = (x_base + r0 * row_step_x) * es;
+            xv.outer = {{rows, row_step_x * es}, {chunks, L * es}};
+            xv.inner_bytes = t.vector_bytes;
+            e.load(tile, xv, op.x.name() + " rows");
+            chipsim::OffchipView yv = xv;
+            yv.tensor = "Y";
+            yv.offset = (y_base + r0 * row_step_y) * es;
+            yv.outer[0].stride = row_step_y * es;
+            e.store(yv, tile, "permuted rows");
+            e.retire(tile);
+            if (++strips % kWave == 0) e.end_wave();
+        }
+    }
+    finish(cp, e, strips, kWave);
+    cp.summary += "permute {" + perm_text(op.perm) + "} keeping the innermost dimension: " + std::to_string(strips) +
+                  " strips of rows gathered by strided DMA, no unit\n";
+}
+
+} // namespace
+
 void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &shape) {
     const chipsim::Target &t = cp.target;
     const std::vector<int64_t> xs = constant_shape(op.x);
@@ -59,9 +146,7 @@ void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int
     const DType dt = chip_storage_dtype(op.x.type(), "Input " + op.x.name());
     const int64_t es = chipsim::dtype_bytes(dt), L = t.lanes(dt);
     const int v = rank - 1, u = op.perm.back();
-    if (u == v)
-        throw Error("chip backend: " + cp.outputs.at(0) + " keeps the innermost dimension of " + op.x.name() +
-                    " in place; only permutations that change it (a transpose of rows and columns) run on the SXM");
+    if (u == v) return compile_row_permute(cp, op, shape);
     // The padded extents, in the input's dimension order; both layouts use them.
     std::vector<int64_t> ext = xs;
     ext[size_t(u)] = round_up(xs[size_t(u)], L);
@@ -123,12 +208,8 @@ void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int
                 if (++lane % kWave == 0) e.end_wave();
             }
     }
-    if (lane % kWave != 0) e.end_wave();
-    cp.program.target = t.name;
-    cp.program.instructions = e.schedule();
-    std::string perm;
-    for (int d : op.perm) perm += (perm.empty() ? "" : ",") + std::to_string(d);
-    cp.summary += "permute {" + perm + "} on the SXM: " + std::to_string(transposes) + " sxm.transpose of up to " +
+    finish(cp, e, lane, kWave);
+    cp.summary += "permute {" + perm_text(op.perm) + "} on the SXM: " + std::to_string(transposes) + " sxm.transpose of up to " +
                   std::to_string(strip / L) + " blocks of " + std::to_string(L) + "x" + std::to_string(L) + " " +
                   chipsim::dtype_name(dt) + ", strided DMA in and out\n";
 }

@@ -4,11 +4,15 @@
 // (apply_fusion_schedule), and with the graph compiler's whole host schedule (host_schedules::model:
 // the fusion plus vectors and threads, what run-model and compile use) — ratios to unfused. Chips: the model partitioned
 // into fused kernels on chipsim, exact cycles per model against the sum of the kernels' problem
-// bounds, printed as a table.
+// bounds, printed as a table. Fusion and residency (issue 16): a ResNet-50 stage (56x56x64) and a
+// BERT-base encoder layer (sequence 128, hidden 768) on both chips, the model's program (fused
+// kernels) against the sum of its operators compiled one by one, host I/O counted on both sides,
+// with the bytes each moves over the host link.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include <unistd.h>
 
@@ -25,15 +29,17 @@ namespace {
 using namespace tessera;
 namespace fs = std::filesystem;
 
-const fs::path &models_dir() {
-    static const fs::path dir = [] {
-        fs::path d = fs::temp_directory_path() / ("tessera_bench_model_" + std::to_string(::getpid()));
+/// The models of small_models.py, made once per run (with `flag`: its --large models).
+const fs::path &models_dir(const std::string &flag = "") {
+    static std::map<std::string, fs::path> dirs;
+    if (!dirs.count(flag)) {
+        fs::path d = fs::temp_directory_path() / ("tessera_bench_model_" + std::to_string(::getpid()) + flag);
         fs::create_directories(d);
-        const std::string cmd = "/usr/bin/python3 '" TESSERA_SOURCE_DIR "/tests/onnx/small_models.py' '" + d.string() + "'";
+        const std::string cmd = "/usr/bin/python3 '" TESSERA_SOURCE_DIR "/tests/onnx/small_models.py' '" + d.string() + "' " + flag;
         if (std::system(cmd.c_str()) != 0) throw Error("bench_model: small_models.py failed");
-        return d;
-    }();
-    return dir;
+        dirs[flag] = d;
+    }
+    return dirs.at(flag);
 }
 
 struct LoadedModel {
@@ -41,9 +47,10 @@ struct LoadedModel {
     Bindings bindings;
 };
 
-LoadedModel load(const std::string &name) {
-    onnx::Model m = onnx::import((models_dir() / (name + ".onnx")).string());
-    Bindings b = m.bindings({{m.inputs.at(0).name, Buffer<>::load_npy((models_dir() / (name + ".in_0.npy")).string())}});
+LoadedModel load(const std::string &name, const std::string &flag = "") {
+    const fs::path &dir = models_dir(flag);
+    onnx::Model m = onnx::import((dir / (name + ".onnx")).string());
+    Bindings b = m.bindings({{m.inputs.at(0).name, Buffer<>::load_npy((dir / (name + ".in_0.npy")).string())}});
     return {m, b};
 }
 
@@ -78,10 +85,57 @@ void chip_table() {
         }
 }
 
+/// A compiled model's run in time: cycles with host I/O, and bytes over the host link.
+struct ModelTiming {
+    size_t kernels = 0;
+    int64_t cycles = 0, host_io_cycles = 0, host_bytes = 0;
+    int64_t total() const { return cycles + host_io_cycles; }
+};
+
+ModelTiming time_model(const LoadedModel &lm, const std::string &target, bool fuse) {
+    const ChipModelProgram p = compile_model_for_chip(lm.model.pipeline, lm.model.values, Target::named(target), {.fuse = fuse});
+    const ChipModelResult r = run_model_on_chip(p, lm.bindings, {.trace = false, .functional = false});
+    ModelTiming t{p.kernels.size(), r.cycles, r.host_io_cycles, 0};
+    for (const ChipKernelRun &k : r.kernels)
+        if (auto it = k.report.bytes.find("HOST"); it != k.report.bytes.end()) t.host_bytes += it->second;
+    return t;
+}
+
+int64_t bytes_of(const Buffer<> &b) { return b.number_of_elements() * int64_t(b.type().bytes()); }
+
+void fusion_table() {
+    std::printf("\n| model | target | kernels (fused / one per operator) | model program: cycles + host I/O | operators one by one | ratio | host-link bytes: program / one by one | model's inputs + weights + outputs |\n");
+    std::printf("|---|---|---|---|---|---|---|---|\n");
+    for (const std::string name : {"resnet50_stage", "bert_base_layer"}) {
+        const LoadedModel lm = load(name, "--large");
+        int64_t io_bytes = 0; // every Input bound (the model's input and its weights) and the outputs
+        for (const Binding &b : lm.bindings)
+            if (!b.is_param) io_bytes += bytes_of(b.buffer);
+        for (const auto &shape : lm.model.realize_shapes()) {
+            int64_t n = 4; // the models' outputs are fp32
+            for (int64_t d : shape) n *= d;
+            io_bytes += n;
+        }
+        for (const std::string target : {"tsp-mini", "npu-edge"}) {
+            const ModelTiming fused = time_model(lm, target, true), alone = time_model(lm, target, false);
+            std::printf("| %s | %s | %zu / %zu | %lld + %lld = %lld | %lld + %lld = %lld | %.2f | %lld / %lld | %lld |\n", name.c_str(),
+                        target.c_str(), fused.kernels, alone.kernels, static_cast<long long>(fused.cycles),
+                        static_cast<long long>(fused.host_io_cycles), static_cast<long long>(fused.total()),
+                        static_cast<long long>(alone.cycles), static_cast<long long>(alone.host_io_cycles),
+                        static_cast<long long>(alone.total()), double(fused.total()) / double(alone.total()),
+                        static_cast<long long>(fused.host_bytes), static_cast<long long>(alone.host_bytes),
+                        static_cast<long long>(io_bytes));
+            std::fflush(stdout);
+        }
+    }
+    fs::remove_all(models_dir("--large"));
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
     chip_table();
+    fusion_table();
     for (const std::string name : {"mlp", "conv_net"}) {
         benchmark::RegisterBenchmark(("host/" + name + "/unfused").c_str(), [=](benchmark::State &s) { host_model(s, name, HostPlan::Unfused); });
         benchmark::RegisterBenchmark(("host/" + name + "/fused").c_str(), [=](benchmark::State &s) { host_model(s, name, HostPlan::Fused); });

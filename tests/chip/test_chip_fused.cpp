@@ -209,5 +209,38 @@ TEST(ChipLibrarySchedule, MatmulScheduleIsRecordedAndHonoured) {
     }
 }
 
+TEST(ChipLibrarySchedule, AMatmulOfTwoBatchDimensionsKeepsTheLoopNestRule) {
+    // [2, 3, L, L]: no library kernel takes two batch dimensions above 1, so the library
+    // schedule leaves the product to the loop-nest compiler's own rule rather than split its
+    // reduction into two loops that compiler cannot map.
+    for (const std::string chip : {"tsp-mini", "npu-edge"}) {
+        Input Q(Float(32), {2, 3, 40, 64}, "Q"), K(Float(32), {2, 3, 64, 40}, "K");
+        Func S = ops::matmul(Q, K);
+        apply_chip_library_schedule(Pipeline(S), Target::named(chip), {{2, 3, 40, 40}});
+        EXPECT_EQ(S.schedule().to_string().find("split"), std::string::npos) << S.schedule().to_string();
+        Buffer<> q(Float(32), {2, 3, 40, 64}), k(Float(32), {2, 3, 64, 40});
+        q.fill_random(33);
+        k.fill_random(34);
+        test::expect_matches_reference(Pipeline(S), {2, 3, 40, 40}, {{Q, q}, {K, k}}, chip, Float(32), 64);
+    }
+}
+
+TEST(ChipLibrarySchedule, AttentionScoresOfOneSequenceAreALibraryMatmulOverTheHeads) {
+    // ONNX's [1, heads, L, L]: the batch of 1 indexes 0 only, so the library kernel iterates over
+    // the heads under the library schedule (the loop-nest compiler would hold the whole output
+    // on chip: BERT-base's 12 x 128 x 128 fp32 scores are larger than npu-edge's scratchpad).
+    for (const std::string chip : {"tsp-mini", "npu-edge"}) {
+        Input Q(Float(32), {1, 12, 128, 64}, "Q"), K(Float(32), {1, 12, 64, 128}, "K");
+        Func S = ops::matmul(Q, K);
+        apply_chip_library_schedule(Pipeline(S), Target::named(chip), {{1, 12, 128, 128}});
+        EXPECT_NE(S.schedule().to_string().find("tensorize"), std::string::npos) << S.schedule().to_string();
+        Buffer<> q(Float(32), {1, 12, 128, 64}), k(Float(32), {1, 12, 64, 128});
+        q.fill_random(35);
+        k.fill_random(36);
+        ChipResult r = test::expect_matches_reference(Pipeline(S), {1, 12, 128, 128}, {{Q, q}, {K, k}}, chip, Float(32), 64);
+        EXPECT_TRUE(r.program.loop_nest.empty()) << r.program.summary;
+    }
+}
+
 } // namespace
 } // namespace tessera
