@@ -40,11 +40,33 @@ chipsim::DType mac_dtype(Type t) {
     return chipsim::DType::BF16; // the MXM multiplies fp32 in bf16
 }
 
+/// The factor of a product as read, before any widening cast.
+Expr uncast(Expr e) {
+    while (const Cast *c = e.as<Cast>()) e = c->value;
+    return e;
+}
+
 } // namespace
 
 chipsim::ProblemSize problem_size(const Pipeline &p, const std::vector<std::vector<int64_t>> &output_shapes) {
     chipsim::ProblemSize size;
-    for (const Input &in : p.inputs()) size.input_bytes += product(constant_shape(in)) * in.type().bytes();
+    // A float Input the matrix unit multiplies crosses into the chip in the unit's dtype (the
+    // host rounds fp32 to bf16), so its bytes count at that width: a kernel must not beat the
+    // bound by reading fewer bytes than the bound says it must.
+    std::map<std::string, int64_t> operand_bytes;
+    for (const Func &f : p.functions())
+        for (const Definition &u : f.contents()->updates) {
+            if (!u.rdom) continue;
+            for (const Mul *m : matmul_products(u.value, false))
+                for (const Expr &factor : {uncast(m->a), uncast(m->b)})
+                    if (const Call *c = factor.as<Call>(); c && c->call_type == CallType::Input && c->type.is_float())
+                        operand_bytes[c->name] = chipsim::dtype_bytes(mac_dtype(c->type));
+        }
+    for (const Input &in : p.inputs()) {
+        auto narrow = operand_bytes.find(in.name());
+        const int64_t element_bytes = narrow == operand_bytes.end() ? in.type().bytes() : std::min<int64_t>(in.type().bytes(), narrow->second);
+        size.input_bytes += product(constant_shape(in)) * element_bytes;
+    }
     std::map<std::string, int64_t> region;
     for (size_t o = 0; o < p.outputs().size() && o < output_shapes.size(); ++o) {
         region[p.outputs()[o].name()] = product(output_shapes[o]);
@@ -76,9 +98,7 @@ chipsim::ProblemSize problem_size(const Pipeline &p, const std::vector<std::vect
             int64_t domain = 1;
             for (const auto &v : u.rdom->vars) domain *= as_const_int(v.extent).value_or(0);
             size.macs += region[f.name()] * domain * int64_t(products.size());
-            Expr operand = products[0]->a; // its type before any widening cast
-            while (const Cast *c = operand.as<Cast>()) operand = c->value;
-            size.mac_dtype = mac_dtype(operand.type());
+            size.mac_dtype = mac_dtype(uncast(products[0]->a).type()); // its type before any widening cast
         }
     return size;
 }
