@@ -103,21 +103,31 @@ std::optional<Affine> affine(const Expr &e, const std::string &row, const std::s
     };
     if (const Min *op = e.as<Min>()) return pick(op->a, op->b, true);
     if (const Max *op = e.as<Max>()) return pick(op->a, op->b, false);
-    // x / k and x % k (k > 0, rounding down): affine where x / k is one value over the tile.
-    auto quotient = [&](const Expr &a, const Expr &b) -> std::optional<std::pair<Affine, int64_t>> {
+    // x / k and x % k (k > 0, rounding down). x = k·w + r, where w holds the row and lane terms
+    // whose coefficients k divides: x / k = w + r / k and x % k = r − k·(r / k), affine where
+    // r / k is one value over the tile (a reshape's (768·i + j) / 64 over rows i and a lane
+    // chunk of j within one 64).
+    struct Quotient {
+        Affine whole, rest;
+        int64_t q;
+    };
+    auto quotient = [&](const Expr &a, const Expr &b) -> std::optional<Quotient> {
         auto k = as_const_int(b);
         auto x = affine(a, row, lane, box);
         if (!k || *k <= 0 || !x) return std::nullopt;
-        const int64_t q = floor_div(box.lowest(*x), *k);
-        if (floor_div(box.highest(*x), *k) != q) return std::nullopt;
-        return std::make_pair(*x, q);
+        const bool row_whole = x->row % *k == 0, lane_whole = x->lane % *k == 0;
+        const Affine whole{0, row_whole ? x->row / *k : 0, lane_whole ? x->lane / *k : 0};
+        const Affine rest{x->c, row_whole ? 0 : x->row, lane_whole ? 0 : x->lane};
+        const int64_t q = floor_div(box.lowest(rest), *k);
+        if (floor_div(box.highest(rest), *k) != q) return std::nullopt;
+        return Quotient{whole, rest, q};
     };
     if (const Div *op = e.as<Div>())
-        if (auto q = quotient(op->a, op->b)) return Affine{q->second, 0, 0};
+        if (auto q = quotient(op->a, op->b)) return Affine{q->q, q->whole.row, q->whole.lane};
     if (const Mod *op = e.as<Mod>())
         if (auto q = quotient(op->a, op->b)) {
             const int64_t k = *as_const_int(op->b);
-            return Affine{q->first.c - q->second * k, q->first.row, q->first.lane};
+            return Affine{q->rest.c - q->q * k, q->rest.row, q->rest.lane};
         }
     return std::nullopt;
 }
