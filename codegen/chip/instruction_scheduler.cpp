@@ -6,6 +6,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "preload_merging.h"
 #include "tessera/chipsim/assembler.h"
 #include "tessera/error.h"
 
@@ -145,11 +146,13 @@ Placed list_schedule(const std::vector<ChipOp> &ops, const chipsim::TimingModel 
 
 } // namespace
 
-std::vector<Instruction> schedule_static(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model, bool in_order) {
+std::vector<Instruction> schedule_static(const std::vector<ChipOp> &emitted, const chipsim::TimingModel &model, bool in_order) {
+    const std::vector<ChipOp> ops = merge_preload_loads(emitted, model.target());
     return list_schedule(ops, model, in_order, /*host_dma_in_order=*/false).instructions;
 }
 
-std::vector<Instruction> schedule_static_either_order(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+std::vector<Instruction> schedule_static_either_order(const std::vector<ChipOp> &emitted, const chipsim::TimingModel &model) {
+    const std::vector<ChipOp> ops = merge_preload_loads(emitted, model.target());
     Placed in_order = list_schedule(ops, model, /*in_order=*/true, /*host_dma_in_order=*/false);
     Placed free = list_schedule(ops, model, /*in_order=*/false, /*host_dma_in_order=*/false);
     return free.end < in_order.end ? std::move(free.instructions) : std::move(in_order.instructions);
