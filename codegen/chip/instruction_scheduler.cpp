@@ -17,9 +17,6 @@ namespace {
 using chipsim::Instruction;
 using chipsim::Opcode;
 
-/// A row of chipsim's address spaces (memories, weight buffers, DRAM granules) as one key.
-int64_t row_key(const chipsim::RowAccess &a) { return (int64_t(a.space) << 40) | a.row; }
-
 /// The rows an instruction reads and writes, and when: the timing model's, DRAM granules
 /// included (a pre-pass's scratch region is written and read back through DRAM).
 std::vector<chipsim::RowAccess> touches(const Instruction &in, const chipsim::ResourceUse &use,
@@ -147,12 +144,12 @@ Placed list_schedule(const std::vector<ChipOp> &ops, const chipsim::TimingModel 
 } // namespace
 
 std::vector<Instruction> schedule_static(const std::vector<ChipOp> &emitted, const chipsim::TimingModel &model, bool in_order) {
-    const std::vector<ChipOp> ops = merge_preload_loads(emitted, model.target());
+    const std::vector<ChipOp> ops = merge_preload_loads(emitted, model);
     return list_schedule(ops, model, in_order, /*host_dma_in_order=*/false).instructions;
 }
 
 std::vector<Instruction> schedule_static_either_order(const std::vector<ChipOp> &emitted, const chipsim::TimingModel &model) {
-    const std::vector<ChipOp> ops = merge_preload_loads(emitted, model.target());
+    const std::vector<ChipOp> ops = merge_preload_loads(emitted, model);
     Placed in_order = list_schedule(ops, model, /*in_order=*/true, /*host_dma_in_order=*/false);
     Placed free = list_schedule(ops, model, /*in_order=*/false, /*host_dma_in_order=*/false);
     return free.end < in_order.end ? std::move(free.instructions) : std::move(in_order.instructions);

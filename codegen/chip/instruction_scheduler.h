@@ -21,6 +21,9 @@
 
 namespace tessera::internal::chip {
 
+/// A row of chipsim's address spaces (memories, weight buffers, DRAM granules) as one key.
+inline int64_t row_key(const chipsim::RowAccess &a) { return (int64_t(a.space) << 40) | a.row; }
+
 /// An instruction as the code generator emits it.
 struct ChipOp {
     chipsim::Instruction in;

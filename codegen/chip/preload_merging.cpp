@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace tessera::internal::chip {
@@ -44,13 +45,20 @@ auto chain_key(const Instruction &in) {
 
 } // namespace
 
-std::vector<ChipOp> merge_preload_loads(const std::vector<ChipOp> &ops, const chipsim::Target &t) {
+std::vector<ChipOp> merge_preload_loads(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+    const chipsim::Target &t = model.target();
     if (t.dram.bytes != 0) return ops; // DRAM chips: a tile's own DMA lets work start on it early
-    // The preload: the host loads before any other instruction, which nothing reads or
-    // overwrites until every one of them has landed.
+    // The preload: the host loads before any other instruction, which nothing reads until every
+    // one of them has landed.
     size_t preload = 0;
     while (preload < ops.size() && is_host_load(ops[preload].in, t) && !ops[preload].after_preload) ++preload;
     if (preload < 2) return ops;
+    // Merging moves a load ahead of those between it and its chain's first load: harmless when
+    // no two of them write one row (then the order of writes decided the rows' values).
+    std::set<int64_t> written;
+    for (size_t i = 0; i < preload; ++i)
+        for (const chipsim::RowAccess &a : model.row_accesses(ops[i].in, model.resources(ops[i].in)))
+            if (a.write && !written.insert(row_key(a)).second) return ops;
 
     std::map<decltype(chain_key(ops[0].in)), std::vector<Chain>> open;
     std::vector<Chain> chains;

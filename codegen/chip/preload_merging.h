@@ -10,7 +10,7 @@
 namespace tessera::internal::chip {
 
 /// `ops` with the host loads that come before any other instruction merged into as few DMAs as
-/// the rule above allows (DRAM chips: unchanged).
-std::vector<ChipOp> merge_preload_loads(const std::vector<ChipOp> &ops, const chipsim::Target &t);
+/// the rule above allows (DRAM chips, or a preload writing some row twice: unchanged).
+std::vector<ChipOp> merge_preload_loads(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);
 
 } // namespace tessera::internal::chip
