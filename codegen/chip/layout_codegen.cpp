@@ -31,6 +31,9 @@ using chipsim::TileRef;
 
 int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
+/// The default rule for the rows of one strip (see the file comment).
+constexpr int64_t kStripRows = 256;
+
 } // namespace
 
 DType chip_storage_dtype(Type t, const std::string &what) {
@@ -61,6 +64,27 @@ std::string perm_text(const std::vector<int> &perm) {
     return text;
 }
 
+/// The extents of the input padded to `ext` and of the output, its permutation.
+struct PermutedTensors {
+    std::vector<int64_t> out_ext;  ///< The output's padded extents, in its own order.
+    std::vector<int64_t> x_stride; ///< Row-major strides of the input, per input dimension.
+    std::vector<int64_t> y_stride; ///< Row-major strides of the output, per output dimension.
+};
+
+/// Declares X (the input padded to `ext`) and Y (the output: `ext` permuted), both row-major.
+PermutedTensors declare_permuted(ChipProgram &cp, const PermuteOp &op, DType dt, const std::vector<int64_t> &ext,
+                                 const std::vector<int64_t> &shape) {
+    PermutedTensors p;
+    for (int d : op.perm) p.out_ext.push_back(ext[size_t(d)]);
+    p.x_stride = row_major_strides(ext);
+    p.y_stride = row_major_strides(p.out_ext);
+    std::vector<int> dims(ext.size());
+    std::iota(dims.begin(), dims.end(), 0);
+    declare(cp, "X", op.x.name(), dt, ext, constant_shape(op.x), dims, {}, false);
+    declare(cp, "Y", cp.outputs.at(0), dt, p.out_ext, shape, dims, {}, true);
+    return p;
+}
+
 /// Closes the last wave of `units` (waves of `wave`) and schedules the program.
 void finish(ChipProgram &cp, VectorEmitter &e, int64_t units, int wave) {
     if (units % wave != 0) e.end_wave();
@@ -72,21 +96,15 @@ void finish(ChipProgram &cp, VectorEmitter &e, int64_t units, int wave) {
 /// [1, heads, L, D]) moves whole rows: each strip of output rows is gathered by one strided DMA
 /// load (the rows are strided in the input) and written back by one store, no unit touching it.
 /// The innermost dimension is padded to the lane count on both sides of the link.
-void compile_row_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &shape) {
+void compile_row_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &shape, DType dt) {
     const chipsim::Target &t = cp.target;
     const std::vector<int64_t> xs = constant_shape(op.x);
     const int rank = int(xs.size());
-    const DType dt = chip_storage_dtype(op.x.type(), "Input " + op.x.name());
     const int64_t es = chipsim::dtype_bytes(dt), L = t.lanes(dt);
     std::vector<int64_t> ext = xs;
     ext.back() = round_up(xs.back(), L);
-    std::vector<int64_t> out_ext;
-    for (int d : op.perm) out_ext.push_back(ext[size_t(d)]);
-    const std::vector<int64_t> x_stride = row_major_strides(ext), y_stride = row_major_strides(out_ext);
-    std::vector<int> dims(xs.size());
-    std::iota(dims.begin(), dims.end(), 0);
-    declare(cp, "X", op.x.name(), dt, ext, xs, dims, {}, false);
-    declare(cp, "Y", cp.outputs.at(0), dt, out_ext, shape, dims, {}, true);
+    const PermutedTensors tensors = declare_permuted(cp, op, dt, ext, shape);
+    const std::vector<int64_t> &out_ext = tensors.out_ext, &x_stride = tensors.x_stride, &y_stride = tensors.y_stride;
 
     chipsim::TimingModel model(t);
     VectorEmitter e(model);
@@ -99,7 +117,7 @@ void compile_row_permute(ChipProgram &cp, const PermuteOp &op, const std::vector
     const int w = rank >= 2 ? op.perm[size_t(rank - 2)] : -1;
     const int64_t rows_total = w >= 0 ? ext[size_t(w)] : 1, row_step_x = w >= 0 ? x_stride[size_t(w)] : 0;
     const int64_t row_step_y = rank >= 2 ? y_stride[size_t(rank - 2)] : 0;
-    const int64_t strip = std::max<int64_t>(1, std::min(rows_total, std::min<int64_t>(256, e.max_tile_rows()) / chunks));
+    const int64_t strip = std::max<int64_t>(1, std::min(rows_total, std::min(kStripRows, e.max_tile_rows()) / chunks));
     int64_t combos = 1;
     for (int k = 0; k + 2 < rank; ++k) combos *= out_ext[size_t(k)];
     int64_t strips = 0;
@@ -146,25 +164,19 @@ void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int
     const DType dt = chip_storage_dtype(op.x.type(), "Input " + op.x.name());
     const int64_t es = chipsim::dtype_bytes(dt), L = t.lanes(dt);
     const int v = rank - 1, u = op.perm.back();
-    if (u == v) return compile_row_permute(cp, op, shape);
+    if (u == v) return compile_row_permute(cp, op, shape, dt);
     // The padded extents, in the input's dimension order; both layouts use them.
     std::vector<int64_t> ext = xs;
     ext[size_t(u)] = round_up(xs[size_t(u)], L);
     ext[size_t(v)] = round_up(xs[size_t(v)], L);
-    std::vector<int64_t> out_ext;
-    for (int d : op.perm) out_ext.push_back(ext[size_t(d)]);
-    const std::vector<int64_t> x_stride = row_major_strides(ext), out_stride_by_pos = row_major_strides(out_ext);
+    const PermutedTensors tensors = declare_permuted(cp, op, dt, ext, shape);
+    const std::vector<int64_t> &x_stride = tensors.x_stride;
     std::vector<int64_t> y_stride(xs.size()); // the output's stride of each input dimension
-    for (int k = 0; k < rank; ++k) y_stride[size_t(op.perm[size_t(k)])] = out_stride_by_pos[size_t(k)];
-    std::vector<int> x_dims(xs.size()), y_dims(xs.size());
-    std::iota(x_dims.begin(), x_dims.end(), 0);
-    std::iota(y_dims.begin(), y_dims.end(), 0);
-    declare(cp, "X", op.x.name(), dt, ext, xs, x_dims, {}, false);
-    declare(cp, "Y", cp.outputs.at(0), dt, out_ext, shape, y_dims, {}, true);
+    for (int k = 0; k < rank; ++k) y_stride[size_t(op.perm[size_t(k)])] = tensors.y_stride[size_t(k)];
 
     chipsim::TimingModel model(t);
     VectorEmitter e(model);
-    const int64_t strip = std::min<int64_t>(round_up(std::min<int64_t>(256, ext[size_t(u)]), L), e.max_tile_rows() / L * L);
+    const int64_t strip = std::min<int64_t>(round_up(std::min(kStripRows, ext[size_t(u)]), L), e.max_tile_rows() / L * L);
     // The other dimensions, iterated in the input's order.
     std::vector<int> others;
     for (int d = 0; d < rank; ++d)

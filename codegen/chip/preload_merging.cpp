@@ -19,7 +19,6 @@ namespace tessera::internal::chip {
 namespace {
 
 using chipsim::Instruction;
-using chipsim::OffchipView;
 using chipsim::Opcode;
 using chipsim::TileRef;
 

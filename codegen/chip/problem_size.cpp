@@ -54,13 +54,16 @@ chipsim::ProblemSize problem_size(const Pipeline &p, const std::vector<std::vect
     // host rounds fp32 to bf16), so its bytes count at that width: a kernel must not beat the
     // bound by reading fewer bytes than the bound says it must.
     std::map<std::string, int64_t> operand_bytes;
+    bool any_product = false;
     for (const Func &f : p.functions())
         for (const Definition &u : f.contents()->updates) {
             if (!u.rdom) continue;
-            for (const Mul *m : matmul_products(u.value, false))
+            for (const Mul *m : matmul_products(u.value, false)) {
+                any_product = true;
                 for (const Expr &factor : {uncast(m->a), uncast(m->b)})
                     if (const Call *c = factor.as<Call>(); c && c->call_type == CallType::Input && c->type.is_float())
                         operand_bytes[c->name] = chipsim::dtype_bytes(mac_dtype(c->type));
+            }
         }
     for (const Input &in : p.inputs()) {
         auto narrow = operand_bytes.find(in.name());
@@ -72,10 +75,6 @@ chipsim::ProblemSize problem_size(const Pipeline &p, const std::vector<std::vect
         region[p.outputs()[o].name()] = product(output_shapes[o]);
         size.output_bytes += product(output_shapes[o]) * p.outputs()[o].type().bytes();
     }
-    bool any_product = false;
-    for (const Func &f : p.functions())
-        for (const Definition &u : f.contents()->updates)
-            any_product |= u.rdom && !matmul_products(u.value, false).empty();
     if (!any_product) return size;
     {
         // Regions of the intermediate Funcs, from the algorithm without its schedule.

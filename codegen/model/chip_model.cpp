@@ -19,6 +19,15 @@ namespace tessera {
 
 namespace {
 
+/// Runs a model kernel on chipsim; a failure names the kernel's graph value.
+ChipResult run_kernel(const ChipModelKernel &k, const Bindings &bindings, const ChipRunOptions &options) {
+    try {
+        return run_on_chip(k.program, bindings, options);
+    } catch (const Error &e) {
+        throw Error("the kernel computing " + k.label + ": " + e.what());
+    }
+}
+
 struct Partitioner {
     const Target &target;
     std::map<std::string, GraphValue> values;
@@ -69,11 +78,7 @@ struct Partitioner {
         }
         ChipRunOptions timing;
         timing.functional = false;
-        try {
-            return run_on_chip(k.program, zeros, timing).report.total_cycles;
-        } catch (const Error &e) {
-            throw Error("the kernel computing " + k.label + ": " + e.what());
-        }
+        return run_kernel(k, zeros, timing).report.total_cycles;
     }
 };
 
@@ -175,12 +180,7 @@ ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Binding
     for (const ChipModelKernel &k : program.kernels) {
         Bindings b = bindings;
         for (const Input &in : k.reads) b.emplace_back(in, computed.at(in.name()));
-        ChipResult r;
-        try {
-            r = run_on_chip(k.program, b, options);
-        } catch (const Error &e) {
-            throw Error("the kernel computing " + k.label + ": " + e.what());
-        }
+        ChipResult r = run_kernel(k, b, options);
         computed[k.head] = r.outputs.at(0);
         result.cycles += r.report.cycles;
         result.host_io_cycles += r.report.host_io_cycles;

@@ -111,9 +111,10 @@ void fusion_table() {
         int64_t io_bytes = 0; // every Input bound (the model's input and its weights) and the outputs
         for (const Binding &b : lm.bindings)
             if (!b.is_param) io_bytes += bytes_of(b.buffer);
-        for (const auto &shape : lm.model.realize_shapes()) {
-            int64_t n = 4; // the models' outputs are fp32
-            for (int64_t d : shape) n *= d;
+        const std::vector<std::vector<int64_t>> shapes = lm.model.realize_shapes();
+        for (size_t o = 0; o < shapes.size(); ++o) {
+            int64_t n = lm.model.pipeline.outputs().at(o).type().bytes();
+            for (int64_t d : shapes[o]) n *= d;
             io_bytes += n;
         }
         for (const std::string target : {"tsp-mini", "npu-edge"}) {
