@@ -194,6 +194,7 @@ int run(const RunModelOptions &o) {
                 nlohmann::ordered_json e;
                 e["kernel"] = r.label;
                 e["fused"] = chip_program.kernels[k].fused;
+                e["program"] = r.program;
                 e["cycles"] = r.report.cycles;
                 e["host_io_cycles"] = r.report.host_io_cycles;
                 e["problem_bound_cycles"] = r.report.problem_bound_cycles;
@@ -201,6 +202,13 @@ int run(const RunModelOptions &o) {
                 jk.push_back(e);
             }
             j["kernels"] = jk;
+            nlohmann::ordered_json jp = nlohmann::json::array();
+            for (size_t g = 0; g < chip_run.programs.size(); ++g) {
+                const ChipProgramRun &r = chip_run.programs[g];
+                jp.push_back({{"kernels", r.kernels}, {"cycles", r.report.cycles}, {"host_io_cycles", r.report.host_io_cycles},
+                              {"intermediates_in_dram", chip_program.programs[g].buffers}});
+            }
+            j["programs"] = jp;
             j["cycles"] = chip_run.cycles;
             j["host_io_cycles"] = chip_run.host_io_cycles;
             j["total_cycles"] = chip_run.cycles + chip_run.host_io_cycles;
@@ -225,8 +233,14 @@ int run(const RunModelOptions &o) {
                             r.label.c_str(), chip_program.kernels[k].fused.size(), static_cast<long long>(r.report.cycles),
                             static_cast<long long>(r.report.host_io_cycles), r.report.problem_bound_cycles);
             }
-            std::printf("  total: %zu kernels, %lld cycles, host I/O %lld cycles (%lld in all), problem bound %.0f cycles\n",
-                        chip_run.kernels.size(), static_cast<long long>(chip_run.cycles), static_cast<long long>(chip_run.host_io_cycles),
+            for (size_t g = 0; g < chip_run.programs.size(); ++g)
+                if (chip_run.programs[g].kernels.size() > 1)
+                    std::printf("  program %zu: kernels %zu..%zu linked, %zu intermediates in DRAM, %lld cycles, host I/O %lld cycles\n", g,
+                                chip_run.programs[g].kernels.front(), chip_run.programs[g].kernels.back(),
+                                chip_program.programs[g].buffers.size(), static_cast<long long>(chip_run.programs[g].report.cycles),
+                                static_cast<long long>(chip_run.programs[g].report.host_io_cycles));
+            std::printf("  total: %zu kernels in %zu programs, %lld cycles, host I/O %lld cycles (%lld in all), problem bound %.0f cycles\n",
+                        chip_run.kernels.size(), chip_run.programs.size(), static_cast<long long>(chip_run.cycles), static_cast<long long>(chip_run.host_io_cycles),
                         static_cast<long long>(chip_run.cycles + chip_run.host_io_cycles), chip_run.problem_bound_cycles);
             std::printf("  compile: %.1f ms, reference evaluator: %.1f ms\n", compile_ms, reference_ms);
         } else {

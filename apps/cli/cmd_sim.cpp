@@ -104,7 +104,8 @@ int run_sim(const SimOptionsCli &p) {
             if (eq == std::string::npos || eq == 0) throw UsageError("--input expects NAME=FILE.npy, got '" + spec + "'");
             std::string name = spec.substr(0, eq);
             const TensorDecl *d = program.tensor(name);
-            if (!d || d->is_output) throw Error("--input " + name + ": the program has no .input named '" + name + "'");
+            if (!d || d->is_output || d->is_buffer)
+                throw Error("--input " + name + ": the program has no .input named '" + name + "'");
             files[name] = spec.substr(eq + 1);
         }
         for (auto &[name, file] : files) options.inputs[name] = to_tensor(read_npy(file), *program.tensor(name), file);

@@ -426,9 +426,10 @@ void parse_directive(LineParser &p, Program &prog, std::set<std::string> &names)
         if (e == b) p.fail("expected a target name or path after .target");
         prog.target = s.substr(b, e - b);
         p.set_pos(e);
-    } else if (d == "input" || d == "output") {
+    } else if (d == "input" || d == "output" || d == "buffer") {
         TensorDecl t;
         t.is_output = d == "output";
+        t.is_buffer = d == "buffer";
         p.skip_space();
         size_t nat = p.pos();
         t.name = p.ident("a tensor name");
@@ -447,6 +448,7 @@ void parse_directive(LineParser &p, Program &prog, std::set<std::string> &names)
         p.expect(']', "closing the tensor's shape");
         if (!p.at_end()) {
             size_t fat = p.pos();
+            if (t.is_buffer) p.fail("a .buffer lives in the chip's DRAM and takes no file=", fat);
             if (p.ident("file=") != "file") p.fail("expected file=PATH", fat);
             p.expect('=', "after file");
             p.skip_space();
@@ -460,7 +462,7 @@ void parse_directive(LineParser &p, Program &prog, std::set<std::string> &names)
         }
         prog.tensors.push_back(t);
     } else {
-        p.fail("unknown directive '." + d + "', expected .target, .input or .output", at);
+        p.fail("unknown directive '." + d + "', expected .target, .input, .output or .buffer", at);
     }
     if (!p.at_end()) p.fail("unexpected text after the directive" + p.found());
 }

@@ -196,7 +196,11 @@ template <typename A> void tensor(A &a, TensorDecl &t) {
     a.small(t.dtype, int64_t(DType::FP32));
     list<A, int64_t>(a, t.shape, 8, shape_dim<A>);
     a.str(t.file);
-    a.small(t.is_output, 1);
+    // 0 input, 1 output, 2 buffer (programs written before buffers hold 0 or 1).
+    uint8_t role = t.is_buffer ? 2 : t.is_output ? 1 : 0;
+    a.small(role, 2);
+    t.is_output = role == 1;
+    t.is_buffer = role == 2;
 }
 
 template <typename A> void program_fields(A &a, Program &p) {

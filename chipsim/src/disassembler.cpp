@@ -119,7 +119,7 @@ std::string disassemble(const Program &p) {
     std::ostringstream o;
     if (!p.target.empty()) o << ".target " << p.target << "\n";
     for (auto &t : p.tensors) {
-        o << (t.is_output ? ".output " : ".input ") << t.name << " " << dtype_name(t.dtype) << " [";
+        o << (t.is_buffer ? ".buffer " : t.is_output ? ".output " : ".input ") << t.name << " " << dtype_name(t.dtype) << " [";
         for (size_t i = 0; i < t.shape.size(); ++i) o << (i ? "," : "") << t.shape[i];
         o << "]";
         if (!t.file.empty()) o << " file=" << t.file;

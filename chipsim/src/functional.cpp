@@ -84,10 +84,11 @@ void dma(const Instruction &in, const ResourceUse &use, MachineState &s) {
         int64_t pos = 0;
         for_each_run(v, [&](int64_t off, int64_t n) {
             if (tensor) {
-                if (tensor->decl.is_output)
+                if (tensor->decl.is_output || tensor->decl.is_buffer)
                     for (int64_t b = 0; b < n; ++b)
                         if (!tensor->written[size_t(off + b)])
-                            throw SimError("reads byte " + std::to_string(off + b) + " of output '" + v.tensor +
+                            throw SimError("reads byte " + std::to_string(off + b) + " of " +
+                                           (tensor->decl.is_buffer ? "buffer '" : "output '") + v.tensor +
                                            "', which was never written");
                 std::memcpy(staging.data() + pos, tensor->bytes.data() + off, size_t(n));
             } else if (!s.dram.read(off, staging.data() + pos, n)) {
@@ -104,7 +105,7 @@ void dma(const Instruction &in, const ResourceUse &use, MachineState &s) {
         int64_t pos = 0;
         for_each_run(v, [&](int64_t off, int64_t n) {
             if (tensor) {
-                if (!tensor->decl.is_output) throw SimError("writes to input tensor '" + v.tensor + "'");
+                if (!tensor->decl.is_output && !tensor->decl.is_buffer) throw SimError("writes to input tensor '" + v.tensor + "'");
                 std::memcpy(tensor->bytes.data() + off, staging.data() + pos, size_t(n));
                 std::fill_n(tensor->written.begin() + off, n, uint8_t(1));
             } else {

@@ -53,7 +53,7 @@ MachineState::MachineState(const Target &t, const Program &program, const std::m
     for (auto &decl : program.tensors) {
         TensorImage img;
         img.decl = decl;
-        if (decl.is_output) {
+        if (decl.is_output || decl.is_buffer) {
             img.bytes.assign(size_t(decl.bytes()), 0);
             img.written.assign(size_t(decl.bytes()), 0);
         } else {

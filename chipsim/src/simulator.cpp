@@ -59,8 +59,11 @@ std::vector<Op> expand(const Program &p, const TimingModel &model) {
             expanded += in.count;
         }
     }
-    for (const TensorDecl &d : p.tensors)
+    for (const TensorDecl &d : p.tensors) {
         if (std::string why = tensor_shape_problem(d); !why.empty()) throw SimError(why);
+        if (d.is_buffer && t.dram.bytes == 0)
+            throw SimError(".buffer '" + d.name + "': " + t.name + " has no DRAM for a buffer to live in");
+    }
     std::vector<Op> ops;
     for (size_t i = 0; i < p.instructions.size(); ++i) {
         const Instruction &in = p.instructions[i];
@@ -100,7 +103,7 @@ std::vector<Op> expand(const Program &p, const TimingModel &model) {
             if (in.view.tensor != "DRAM") {
                 const TensorDecl *d = p.tensor(in.view.tensor);
                 if (!d) fail(p, idx, "unknown tensor '" + in.view.tensor + "': declare it with .input or .output");
-                if (in.op == Opcode::DmaStore && !d->is_output)
+                if (in.op == Opcode::DmaStore && !d->is_output && !d->is_buffer)
                     fail(p, idx, "dma.store writes to '" + d->name + "', which is an .input");
             }
         }
@@ -434,7 +437,8 @@ void finish_report(RunState &rs) {
     } else {
         // DRAM chips: the host fills DRAM with the inputs before and reads the outputs after.
         int64_t in_bytes = 0, out_bytes = 0;
-        for (auto &d : rs.program.tensors) (d.is_output ? out_bytes : in_bytes) += d.bytes();
+        for (auto &d : rs.program.tensors)
+            if (!d.is_buffer) (d.is_output ? out_bytes : in_bytes) += d.bytes(); // buffers stay in DRAM
         auto link = [&](int64_t b) {
             return b == 0 ? 0 : t.host_link.latency + (b + t.host_link.bytes_per_cycle - 1) / t.host_link.bytes_per_cycle;
         };

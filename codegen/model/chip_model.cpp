@@ -171,21 +171,66 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
     for (const std::string &v : order)
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
+    if (options.link) {
+        program.programs = link_chip_model(program.kernels, program.outputs);
+    } else {
+        for (size_t k = 0; k < program.kernels.size(); ++k) program.programs.push_back({{k}, program.kernels[k].program, {}});
+    }
     return program;
 }
 
 ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options) {
     ChipModelResult result;
-    std::map<std::string, Buffer<>> computed; // kernel head -> its result, host side
-    for (const ChipModelKernel &k : program.kernels) {
+    result.kernels.resize(program.kernels.size());
+    std::map<std::string, Buffer<>> computed; // value -> its result, host side
+    for (const ChipModelSegment &seg : program.programs) {
         Bindings b = bindings;
-        for (const Input &in : k.reads) b.emplace_back(in, computed.at(in.name()));
-        ChipResult r = run_kernel(k, b, options);
-        computed[k.head] = r.outputs.at(0);
+        for (size_t k : seg.kernels)
+            for (const Input &in : program.kernels[k].reads)
+                if (auto it = computed.find(in.name()); it != computed.end()) b.emplace_back(in, it->second);
+        ChipResult r;
+        if (seg.kernels.size() == 1) {
+            r = run_kernel(program.kernels[seg.kernels[0]], b, options);
+        } else {
+            try {
+                r = run_on_chip(seg.program, b, options);
+            } catch (const Error &e) {
+                throw Error("the program of " + seg.program.summary + ": " + e.what());
+            }
+        }
+        for (size_t o = 0; o < seg.program.outputs.size(); ++o) computed[seg.program.outputs[o]] = r.outputs.at(o);
+        const size_t index = result.programs.size();
+        const chipsim::TimingModel model(seg.program.target);
+        for (size_t i = 0; i < seg.kernels.size(); ++i) {
+            const ChipModelKernel &k = program.kernels[seg.kernels[i]];
+            ChipKernelRun &run = result.kernels[seg.kernels[i]];
+            run.head = k.head;
+            run.label = k.label;
+            run.program = index;
+            if (seg.kernels.size() == 1) {
+                run.report = r.report;
+                run.end_cycle = r.report.total_cycles;
+            } else {
+                // Its span in the linked program: the stage its instructions are labelled with.
+                const chipsim::StageReport &stage = r.report.stages.at(i);
+                run.report.target = r.report.target;
+                run.report.instructions = stage.instructions;
+                run.report.cycles = run.report.total_cycles = stage.last_cycle - stage.first_cycle;
+                run.report.macs = stage.macs;
+                const chipsim::ProblemSize &problem = k.program.problem;
+                if (problem.macs > 0 || problem.input_bytes + problem.output_bytes > 0) {
+                    const chipsim::Roofline bound = model.problem_bound(problem);
+                    run.report.problem_bound_cycles = bound.bound_cycles;
+                    run.report.problem_bound_limiter = bound.limiter;
+                }
+                run.begin_cycle = r.report.host_link_in_cycles + stage.first_cycle;
+                run.end_cycle = r.report.host_link_in_cycles + stage.last_cycle;
+            }
+            result.problem_bound_cycles += run.report.problem_bound_cycles;
+        }
         result.cycles += r.report.cycles;
         result.host_io_cycles += r.report.host_io_cycles;
-        result.problem_bound_cycles += r.report.problem_bound_cycles;
-        result.kernels.push_back({k.head, k.label, r.report, r.trace_json});
+        result.programs.push_back({seg.kernels, r.report, r.trace_json});
     }
     for (const std::string &o : program.outputs) result.outputs.push_back(computed.at(o));
     return result;

@@ -87,24 +87,26 @@ void chip_table() {
 
 /// A compiled model's run in time: cycles with host I/O, and bytes over the host link.
 struct ModelTiming {
-    size_t kernels = 0;
+    size_t kernels = 0, programs = 0;
     int64_t cycles = 0, host_io_cycles = 0, host_bytes = 0;
     int64_t total() const { return cycles + host_io_cycles; }
 };
 
-ModelTiming time_model(const LoadedModel &lm, const std::string &target, bool fuse) {
-    const ChipModelProgram p = compile_model_for_chip(lm.model.pipeline, lm.model.values, Target::named(target), {.fuse = fuse});
+/// `whole`: fused and linked (the model's programs); else every operator a program of its own.
+ModelTiming time_model(const LoadedModel &lm, const std::string &target, bool whole) {
+    const ChipModelProgram p =
+        compile_model_for_chip(lm.model.pipeline, lm.model.values, Target::named(target), {.fuse = whole, .link = whole});
     const ChipModelResult r = run_model_on_chip(p, lm.bindings, {.trace = false, .functional = false});
-    ModelTiming t{p.kernels.size(), r.cycles, r.host_io_cycles, 0};
-    for (const ChipKernelRun &k : r.kernels)
-        if (auto it = k.report.bytes.find("HOST"); it != k.report.bytes.end()) t.host_bytes += it->second;
+    ModelTiming t{p.kernels.size(), p.programs.size(), r.cycles, r.host_io_cycles, 0};
+    for (const ChipProgramRun &g : r.programs)
+        if (auto it = g.report.bytes.find("HOST"); it != g.report.bytes.end()) t.host_bytes += it->second;
     return t;
 }
 
 int64_t bytes_of(const Buffer<> &b) { return b.number_of_elements() * int64_t(b.type().bytes()); }
 
 void fusion_table() {
-    std::printf("\n| model | target | kernels (fused / one per operator) | model program: cycles + host I/O | operators one by one | ratio | host-link bytes: program / one by one | model's inputs + weights + outputs |\n");
+    std::printf("\n| model | target | kernels in programs (model / one per operator) | model programs: cycles + host I/O | operators one by one | ratio | host-link bytes: program / one by one | model's inputs + weights + outputs |\n");
     std::printf("|---|---|---|---|---|---|---|---|\n");
     for (const std::string name : {"resnet50_stage", "bert_base_layer"}) {
         const LoadedModel lm = load(name, "--large");
@@ -119,8 +121,8 @@ void fusion_table() {
         }
         for (const std::string target : {"tsp-mini", "npu-edge"}) {
             const ModelTiming fused = time_model(lm, target, true), alone = time_model(lm, target, false);
-            std::printf("| %s | %s | %zu / %zu | %lld + %lld = %lld | %lld + %lld = %lld | %.2f | %lld / %lld | %lld |\n", name.c_str(),
-                        target.c_str(), fused.kernels, alone.kernels, static_cast<long long>(fused.cycles),
+            std::printf("| %s | %s | %zu in %zu / %zu | %lld + %lld = %lld | %lld + %lld = %lld | %.2f | %lld / %lld | %lld |\n", name.c_str(),
+                        target.c_str(), fused.kernels, fused.programs, alone.kernels, static_cast<long long>(fused.cycles),
                         static_cast<long long>(fused.host_io_cycles), static_cast<long long>(fused.total()),
                         static_cast<long long>(alone.cycles), static_cast<long long>(alone.host_io_cycles),
                         static_cast<long long>(alone.total()), double(fused.total()) / double(alone.total()),

@@ -3,6 +3,8 @@
 // fp32, CHIP.md "Numerics").
 #include "chipsim_test_util.h"
 
+#include <tessera/chipsim/binary_format.h>
+
 #include <cmath>
 #include <random>
 
@@ -244,4 +246,45 @@ TEST(Functional, RepeatAdvancesTilesByTheirSpan) {
 
 TEST(Functional, OutputsMustBeWrittenInFull) {
     expect_error([] { run_tsp(".output C int8 [2,64]\n@0 nop 1\n"); }, {"output 'C' was not fully written", "element 0"});
+}
+
+// A .buffer lives in npu-edge's DRAM: one DMA stores it, a later one reads it back, and only
+// the .input and .output cross the host link; the text and binary forms keep the declaration.
+TEST(Functional, ABufferStaysInDramBetweenDmasAndNeverCrossesTheHostLink) {
+    const std::string text = ".input A int8 [64,64]\n"
+                             ".buffer T int8 [64,64]\n"
+                             ".output B int8 [64,64]\n"
+                             "dma.load SPAD[0:64], A@0[4096]\n"
+                             "sync.signal.load 0\n"
+                             "sync.wait.store 0\n"
+                             "dma.store T@0[4096], SPAD[0:64]\n"
+                             "sync.signal.store 1\n"
+                             "sync.wait.load 1\n"
+                             "dma.load SPAD[64:64], T@0[4096]\n"
+                             "sync.signal.load 2\n"
+                             "sync.wait.store 2\n"
+                             "dma.store B@0[4096], SPAD[64:64]\n";
+    const Program p = assemble(text, "test.tasm");
+    ASSERT_EQ(p.tensors.size(), 3u);
+    EXPECT_TRUE(p.tensors[1].is_buffer);
+    EXPECT_FALSE(p.tensors[1].is_output);
+    EXPECT_NE(disassemble(p).find(".buffer T int8 [64,64]\n"), std::string::npos);
+    EXPECT_EQ(assemble(disassemble(p), "again.tasm"), p);
+    const Program decoded = decode_program(encode_program(p));
+    EXPECT_EQ(decoded, p);
+    EXPECT_TRUE(decoded.tensors[1].is_buffer);
+
+    std::vector<int8_t> a(4096);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = int8_t(int(i * 7 % 251) - 125);
+    SimOptions o;
+    o.inputs["A"] = tensor(DType::Int8, {64, 64}, a);
+    const SimResult r = simulate(p, model("npu-edge"), o);
+    EXPECT_EQ(values<int8_t>(r.outputs.at("B")), a);
+    EXPECT_FALSE(r.outputs.count("T")); // a buffer is no output
+    const Target &t = model("npu-edge").target();
+    const int64_t one_way = t.host_link.latency + 4096 / t.host_link.bytes_per_cycle;
+    EXPECT_EQ(r.report.host_link_in_cycles, one_way);
+    EXPECT_EQ(r.report.host_link_out_cycles, one_way);
+    EXPECT_EQ(r.report.bytes.at("HOST"), 2 * 4096);
+    EXPECT_EQ(r.report.bytes.at("DRAM"), 4 * 4096); // both tensors' DMAs, the buffer's twice
 }

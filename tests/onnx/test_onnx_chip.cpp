@@ -48,17 +48,87 @@ TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
     ASSERT_EQ(r.outputs.size(), reference.size());
     for (size_t i = 0; i < reference.size(); ++i) EXPECT_EQ(within(r.outputs[i], reference[i], 3e-2), "") << "output " << i;
     ASSERT_EQ(r.kernels.size(), program.kernels.size());
-    int64_t sum = 0;
+    ASSERT_EQ(r.programs.size(), program.programs.size());
     size_t fused = 0;
     for (size_t k = 0; k < r.kernels.size(); ++k) {
         // A kernel that only moves data (BERT's merge of the heads, a reshape) has all its
         // cycles on the host link.
         EXPECT_GT(r.kernels[k].report.cycles + r.kernels[k].report.host_io_cycles, 0) << r.kernels[k].label;
-        sum += r.kernels[k].report.cycles;
         fused += program.kernels[k].fused.size();
     }
-    EXPECT_EQ(r.cycles, sum);
     EXPECT_EQ(fused, m.values.size()) << "every graph value is computed in exactly one kernel";
+    // Every kernel runs in exactly one program, in order; a linked program's kernels one after
+    // another inside its run, none before the inputs arrive or after the outputs leave.
+    int64_t cycles = 0, host_io = 0;
+    size_t next_kernel = 0;
+    for (size_t g = 0; g < r.programs.size(); ++g) {
+        const chipsim::Report &rep = r.programs[g].report;
+        cycles += rep.cycles;
+        host_io += rep.host_io_cycles;
+        int64_t at = 0;
+        for (size_t k : r.programs[g].kernels) {
+            EXPECT_EQ(k, next_kernel++);
+            EXPECT_EQ(r.kernels[k].program, g);
+            EXPECT_LE(at, r.kernels[k].begin_cycle) << r.kernels[k].label;
+            EXPECT_EQ(r.kernels[k].end_cycle - r.kernels[k].begin_cycle, r.kernels[k].report.cycles + r.kernels[k].report.host_io_cycles)
+                << r.kernels[k].label;
+            at = r.kernels[k].end_cycle;
+        }
+        EXPECT_LE(at, rep.total_cycles);
+    }
+    EXPECT_EQ(next_kernel, r.kernels.size());
+    EXPECT_EQ(r.cycles, cycles);
+    EXPECT_EQ(r.host_io_cycles, host_io);
+}
+
+// On a chip with DRAM the kernels of a model share programs where an intermediate's chip layout
+// is the same on both sides: it stays in DRAM as a .buffer, and the host link carries less than
+// when every kernel is a program of its own — by exactly those intermediates, out and back in,
+// and the inputs two kernels of one program share.
+TEST(ModelLinkedOnChip, IntermediatesInOneLayoutStayInDramAndLeaveTheHostLink) {
+    const onnx::Model m = import_model("lstm_cell");
+    const Bindings bindings = m.bindings(model_inputs(m, "lstm_cell"));
+    const Target npu = Target::named("npu-edge");
+    const ChipModelProgram linked = compile_model_for_chip(m.pipeline, m.values, npu);
+    const ChipModelProgram apart = compile_model_for_chip(m.pipeline, m.values, npu, {.link = false});
+    ASSERT_EQ(linked.kernels.size(), 2u);
+    ASSERT_EQ(linked.programs.size(), 1u) << "lstm_cell's two kernels share one program";
+    ASSERT_EQ(apart.programs.size(), 2u);
+    const ChipModelSegment &seg = linked.programs[0];
+    ASSERT_EQ(seg.buffers.size(), 1u);
+    EXPECT_EQ(seg.buffers[0], linked.kernels[0].head);
+    int64_t buffer_bytes = 0;
+    for (const chipsim::TensorDecl &d : seg.program.program.tensors)
+        if (d.is_buffer) buffer_bytes += d.bytes();
+    EXPECT_GT(buffer_bytes, 0);
+    EXPECT_NE(seg.program.assembly.find(".buffer "), std::string::npos);
+
+    const ChipModelResult one = run_model_on_chip(linked, bindings), two = run_model_on_chip(apart, bindings);
+    ASSERT_EQ(one.outputs.size(), 1u);
+    EXPECT_EQ(within(one.outputs[0], two.outputs[0], 0), "") << "linking changes no value";
+    auto host_bytes = [](const ChipModelResult &r) {
+        int64_t b = 0;
+        for (const ChipProgramRun &g : r.programs) b += g.report.bytes.at("HOST");
+        return b;
+    };
+    int64_t shared_inputs = 0; // inputs of the second kernel the first one's tensor serves
+    for (const ChipTensorMap &mp : linked.kernels[1].program.tensors)
+        if (!mp.is_output && mp.source != linked.kernels[0].head)
+            for (const ChipTensorMap &first : linked.kernels[0].program.tensors)
+                if (!first.is_output && first.source == mp.source && first.chip_shape == mp.chip_shape)
+                    shared_inputs += linked.kernels[1].program.program.tensor(mp.tensor)->bytes();
+    EXPECT_EQ(host_bytes(one) + 2 * buffer_bytes + shared_inputs, host_bytes(two));
+    EXPECT_LT(one.host_io_cycles, two.host_io_cycles);
+}
+
+TEST(ModelLinkedOnChip, TspMiniHasNoDramSoEveryKernelIsAProgramOfItsOwn) {
+    const onnx::Model m = import_model("lstm_cell");
+    const ChipModelProgram p = compile_model_for_chip(m.pipeline, m.values, Target::named("tsp-mini"));
+    ASSERT_EQ(p.programs.size(), p.kernels.size());
+    for (size_t k = 0; k < p.kernels.size(); ++k) {
+        EXPECT_EQ(p.programs[k].kernels, std::vector<size_t>{k});
+        EXPECT_TRUE(p.programs[k].buffers.empty());
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,

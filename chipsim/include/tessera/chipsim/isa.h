@@ -7,6 +7,8 @@
 //   .input  A int8 [256,256] file=A.npy           a host tensor the program reads (file relative
 //                                                 to the program; --input A=x.npy overrides)
 //   .output C int32 [256,256] file=C.npy          a host tensor the program writes
+//   .buffer T fp32 [128,768]                      a DRAM tensor the program writes and reads,
+//                                                 never crossing the host link (DRAM chips)
 //   @12 mxm.mm.int8.acc m0.w1, ACC.b0[0:64], MEM.e0.b0[0:64]
 //
 // Operands
@@ -139,13 +141,18 @@ struct Instruction {
     bool operator==(const Instruction &o) const;
 };
 
-/// A host tensor a program reads (.input) or writes (.output).
+/// A tensor of a program: one the host gives (.input) or takes back (.output) over the host
+/// link, or (.buffer, chips with DRAM only) one that lives in the chip's DRAM for the program's
+/// run — written and read by its DMAs, never crossing the link: what one kernel of a linked
+/// model program leaves for the next. A buffer starts unwritten; reading a byte no DMA stored
+/// is an error, as for an output.
 struct TensorDecl {
     std::string name;
     DType dtype = DType::Int8;
     std::vector<int64_t> shape;
-    std::string file;                ///< Relative to the program's folder; may be empty.
+    std::string file;                ///< Relative to the program's folder; may be empty (never for a buffer).
     bool is_output = false;
+    bool is_buffer = false;          ///< A .buffer (then is_output is false).
     /// Bytes: product(shape) * dtype_bytes.
     int64_t bytes() const;
     bool operator==(const TensorDecl &) const = default;

@@ -35,26 +35,50 @@ struct ChipModelKernel {
     ChipProgram program;
 };
 
-/// A model compiled for a chip: kernels in the order they run.
+/// One chip program of a compiled model: one kernel, or (chips with DRAM) several kernels
+/// linked (link_chip_model): each intermediate value one of them writes and a later one reads in
+/// the same chip layout stays in the chip's DRAM as a .buffer, never crossing the host link.
+struct ChipModelSegment {
+    std::vector<size_t> kernels;      ///< Indices into ChipModelProgram::kernels, in run order.
+    ChipProgram program;              ///< Its outputs: the values a later program or the model reads.
+    std::vector<std::string> buffers; ///< The values that stay in DRAM between its kernels.
+};
+
+/// A model compiled for a chip: kernels in the order they run, and the programs that run them.
 struct ChipModelProgram {
     std::string target;               ///< The chip target's name.
     std::vector<ChipModelKernel> kernels;
+    std::vector<ChipModelSegment> programs; ///< In run order; every kernel in exactly one.
     std::vector<std::string> outputs; ///< The kernel head of each pipeline output, in order.
 };
 
-/// One kernel's run.
+/// One kernel's run. A kernel alone in its program has its program's report; a kernel of a
+/// linked program has its span there: cycles from its first instruction's start to its last
+/// one's end, no host I/O of its own (the program's is in ChipProgramRun), its MACs and its
+/// own problem bound.
 struct ChipKernelRun {
     std::string head, label;
     chipsim::Report report;
-    std::string trace_json; ///< The kernel's Chrome trace when ChipRunOptions::trace.
+    size_t program = 0;           ///< Index into ChipModelResult::programs.
+    /// Its span within its program's run, host I/O included, from the program's start: a
+    /// kernel alone [0, total_cycles]; a linked one [host_link_in + first, host_link_in + last].
+    int64_t begin_cycle = 0, end_cycle = 0;
+};
+
+/// One chip program's run.
+struct ChipProgramRun {
+    std::vector<size_t> kernels; ///< The kernels it ran.
+    chipsim::Report report;
+    std::string trace_json;      ///< Its Chrome trace when ChipRunOptions::trace.
 };
 
 /// The outcome of running a model on a chip.
 struct ChipModelResult {
     std::vector<Buffer<>> outputs;      ///< One per pipeline output.
     std::vector<ChipKernelRun> kernels; ///< In the order they ran.
-    int64_t cycles = 0;                 ///< Sum of the kernels' cycles (host I/O excluded).
-    int64_t host_io_cycles = 0;         ///< Sum of the kernels' host I/O cycles.
+    std::vector<ChipProgramRun> programs; ///< In the order they ran.
+    int64_t cycles = 0;                 ///< Sum of the programs' cycles (host I/O excluded).
+    int64_t host_io_cycles = 0;         ///< Sum of the programs' host I/O cycles.
     double problem_bound_cycles = 0;    ///< Sum of the kernels' problem bounds.
 };
 
@@ -63,6 +87,10 @@ struct ChipModelOptions {
     /// false: every graph value is a kernel of its own (each operator compiled one by one, what
     /// the fusion benchmark compares the fused model with).
     bool fuse = true;
+    /// On chips with DRAM, link kernels into as few programs as their intermediates' chip
+    /// layouts allow (link_chip_model). false: every kernel a program of its own, each result
+    /// back on the host — the one-by-one side of the fusion benchmark.
+    bool link = true;
 };
 
 /// Partitions `model` (its outputs must be among `values`) into chip kernels for `target` and
@@ -70,7 +98,19 @@ struct ChipModelOptions {
 ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector<GraphValue> &values, const Target &target,
                                         const ChipModelOptions &options = {});
 
-/// Runs the kernels in order on chipsim; `bindings` bind the model's Inputs.
+/// The programs that run `kernels` (in run order) on `target`: on a chip with DRAM, consecutive
+/// kernels share a program while every intermediate one writes and a later one of the same
+/// program reads has the same bytes in both kernels' chip layouts (same dtype, no padding, each
+/// element at the same place); a read in another layout starts a new program, so that value
+/// crosses the host link, where the layout changes. Between linked kernels a barrier (two
+/// semaphores above those the kernels use) lets the next kernel start once every queue of the
+/// one before has finished. On a chip without DRAM every kernel is a program of its own.
+/// `outputs` are the values the caller takes back (the model's outputs), which leave their
+/// program as .output tensors like any value a later program reads. Throws tessera::Error when
+/// the target has too few semaphores for the barrier.
+std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs);
+
+/// Runs the programs in order on chipsim; `bindings` bind the model's Inputs.
 ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
 
 /// What write_model_artifacts wrote.

@@ -1,0 +1,238 @@
+// Linking a model's chip kernels into programs (chip_model.h, link_chip_model): on a chip with
+// DRAM, an intermediate that one kernel stores and a later one loads in the same bytes needs no
+// trip over the host link — it becomes a .buffer of one program holding both kernels. Each
+// kernel keeps its own instructions and semaphores; tensors are renamed per kernel (k<i>_...),
+// a linked read takes its producer's buffer, and a barrier between consecutive kernels orders
+// their DRAM traffic and their reuse of the scratchpad, which chipsim tracks only on chip.
+#include "tessera/codegen/chip_model.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "tessera/chipsim/assembler.h"
+#include "tessera/error.h"
+
+namespace tessera {
+
+namespace {
+
+using chipsim::Instruction;
+using chipsim::Opcode;
+using chipsim::Queue;
+
+int64_t element_count(const std::vector<int64_t> &shape) {
+    int64_t n = 1;
+    for (int64_t e : shape) n *= e;
+    return n;
+}
+
+/// Where a dense map puts its source: the chip element of the source's origin, then per source
+/// dimension the chip elements one step along it moves (0 for a dimension of extent 1). None
+/// when the chip tensor holds more than the source (padding, a slice) or a compiler's table:
+/// such a tensor's extra elements are not the source's, so its bytes are not the value's alone.
+std::optional<std::vector<int64_t>> dense_placement(const ChipTensorMap &m) {
+    if (!m.constant.empty() || element_count(m.chip_shape) != element_count(m.source_shape)) return std::nullopt;
+    if (!m.chip_limit.empty() && m.chip_limit != m.chip_shape) return std::nullopt;
+    std::vector<int64_t> chip_stride(m.chip_shape.size(), 1);
+    for (size_t c = m.chip_shape.size(); c-- > 1;) chip_stride[c - 1] = chip_stride[c] * m.chip_shape[c];
+    std::vector<int64_t> placement{0};
+    for (size_t d = 0; d < m.source_shape.size(); ++d) {
+        const int c = m.chip_dim_of_source[d];
+        const int64_t offset = d < m.chip_offset.size() ? m.chip_offset[d] : 0;
+        if (c < 0) {
+            if (m.source_shape[d] != 1) return std::nullopt;
+            placement.push_back(0);
+            continue;
+        }
+        placement[0] += offset * chip_stride[size_t(c)];
+        placement.push_back(m.source_shape[d] == 1 ? 0 : chip_stride[size_t(c)]);
+    }
+    return placement;
+}
+
+const chipsim::TensorDecl &decl_of(const ChipProgram &p, const ChipTensorMap &m) {
+    const chipsim::TensorDecl *d = p.program.tensor(m.tensor);
+    if (!d) throw Error("link_chip_model: the kernel's program declares no tensor " + m.tensor);
+    return *d;
+}
+
+/// Whether a consumer's map reads exactly the bytes the producer's map wrote.
+bool same_bytes(const ChipProgram &producer, const ChipTensorMap &written, const ChipProgram &consumer, const ChipTensorMap &read) {
+    if (written.source_shape != read.source_shape || decl_of(producer, written).dtype != decl_of(consumer, read).dtype) return false;
+    const auto w = dense_placement(written), r = dense_placement(read);
+    return w && r && *w == *r;
+}
+
+/// Two input maps of one source that the host fills identically (so one tensor serves both).
+bool same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram &b, const ChipTensorMap &y) {
+    return x.source == y.source && x.chip_shape == y.chip_shape && x.source_shape == y.source_shape &&
+           x.chip_dim_of_source == y.chip_dim_of_source && x.chip_offset == y.chip_offset && x.chip_limit == y.chip_limit &&
+           x.constant == y.constant && x.pad_value == y.pad_value && decl_of(a, x).dtype == decl_of(b, y).dtype;
+}
+
+/// The one map a kernel writes its head with, or nullptr when it writes it in several (slices).
+const ChipTensorMap *single_output(const ChipModelKernel &k) {
+    const ChipTensorMap *found = nullptr;
+    for (const ChipTensorMap &m : k.program.tensors)
+        if (m.is_output && m.source == k.head) {
+            if (found) return nullptr;
+            found = &m;
+        }
+    return found;
+}
+
+/// A barrier instruction: labelled with no kernel, so that each kernel's span (its stage in the
+/// report) is its own work.
+Instruction barrier(Opcode op, Queue q, int semaphore) {
+    Instruction in;
+    in.op = op;
+    in.queue = q;
+    in.count = semaphore;
+    return in;
+}
+
+/// The program of kernels `members` (indices into `kernels`, run order); `leaves` are the
+/// values a later program or the model reads.
+ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::vector<size_t> &members, const std::set<std::string> &leaves) {
+    ChipModelSegment seg;
+    seg.kernels = members;
+    const ChipProgram &first = kernels[members.front()].program;
+    ChipProgram &out = seg.program;
+    out.target = first.target;
+    out.program.target = first.program.target;
+    std::map<std::string, size_t> producer; // value -> kernel index within this program
+    for (size_t i = 0; i < members.size(); ++i) producer[kernels[members[i]].head] = i;
+
+    int highest_semaphore = -1;
+    for (size_t m : members)
+        for (const Instruction &in : kernels[m].program.program.instructions)
+            if (in.op == Opcode::SyncSignal || in.op == Opcode::SyncWait) highest_semaphore = std::max(highest_semaphore, int(in.count));
+    const int done = highest_semaphore + 1, next = highest_semaphore + 2; // the barrier's two semaphores
+    if (members.size() > 1 && next >= out.target.semaphores)
+        throw Error("link_chip_model: " + out.target.name + " has " + std::to_string(out.target.semaphores) +
+                    " semaphores; linking these kernels needs two above the " + std::to_string(highest_semaphore + 1) + " they use");
+    const Queue others[] = {Queue::Load, Queue::Exec, Queue::Vector};
+
+    std::vector<std::pair<size_t, const ChipTensorMap *>> host_inputs; // (kernel within, map) of each .input kept
+    for (size_t i = 0; i < members.size(); ++i) {
+        const ChipModelKernel &k = kernels[members[i]];
+        const ChipProgram &cp = k.program;
+        const std::string prefix = "k" + std::to_string(members[i]) + "_";
+        std::map<std::string, std::string> rename; // the kernel's tensor -> the linked program's
+        for (const ChipTensorMap &m : cp.tensors) {
+            const chipsim::TensorDecl &decl = decl_of(cp, m);
+            if (m.is_output) {
+                chipsim::TensorDecl d = decl;
+                d.name = rename[m.tensor] = prefix + m.tensor;
+                d.file.clear();
+                d.is_output = leaves.count(m.source) > 0;
+                d.is_buffer = !d.is_output;
+                out.program.tensors.push_back(d);
+                if (d.is_output) {
+                    ChipTensorMap mm = m;
+                    mm.tensor = d.name;
+                    out.tensors.push_back(mm);
+                } else if (std::find(seg.buffers.begin(), seg.buffers.end(), m.source) == seg.buffers.end()) {
+                    seg.buffers.push_back(m.source);
+                }
+                continue;
+            }
+            if (auto p = producer.find(m.source); p != producer.end() && p->second < i) {
+                const ChipModelKernel &pk = kernels[members[p->second]];
+                const ChipTensorMap *w = single_output(pk);
+                if (!w || !same_bytes(pk.program, *w, cp, m))
+                    throw Error("link_chip_model: " + k.label + " reads " + m.source + " in another layout than " + pk.label + " wrote it");
+                rename[m.tensor] = "k" + std::to_string(members[p->second]) + "_" + w->tensor;
+                continue;
+            }
+            const auto same = std::find_if(host_inputs.begin(), host_inputs.end(), [&](const auto &h) {
+                return same_input(kernels[members[h.first]].program, *h.second, cp, m);
+            });
+            if (same != host_inputs.end()) {
+                rename[m.tensor] = "k" + std::to_string(members[same->first]) + "_" + same->second->tensor;
+                continue;
+            }
+            chipsim::TensorDecl d = decl;
+            d.name = rename[m.tensor] = prefix + m.tensor;
+            d.file.clear();
+            out.program.tensors.push_back(d);
+            ChipTensorMap mm = m;
+            mm.tensor = d.name;
+            out.tensors.push_back(mm);
+            host_inputs.emplace_back(i, &m);
+        }
+        const int32_t stage = int32_t(i);
+        out.program.stages.push_back(k.label);
+        if (i > 0) // wait until every queue of the kernel before has finished
+            for (Queue q : others) out.program.instructions.push_back(barrier(Opcode::SyncWait, q, next));
+        for (Instruction in : cp.program.instructions) {
+            if ((in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) && in.view.tensor != "DRAM") in.view.tensor = rename.at(in.view.tensor);
+            in.stage = stage;
+            out.program.instructions.push_back(std::move(in));
+        }
+        if (i + 1 < members.size()) {
+            // Each queue but the store queue says it is done; the store queue, last to finish
+            // (it writes the kernel's results), waits for them, then releases the next kernel.
+            for (Queue q : others) out.program.instructions.push_back(barrier(Opcode::SyncSignal, q, done));
+            for (size_t n = 0; n < std::size(others); ++n) out.program.instructions.push_back(barrier(Opcode::SyncWait, Queue::Store, done));
+            for (size_t n = 0; n < std::size(others); ++n) out.program.instructions.push_back(barrier(Opcode::SyncSignal, Queue::Store, next));
+        }
+        if (leaves.count(k.head)) {
+            out.outputs.push_back(k.head);
+            out.output_shapes.push_back(cp.output_shapes.at(0));
+            if (!cp.output_types.empty()) out.output_types.push_back(cp.output_types.at(0));
+        }
+    }
+    if (out.output_types.size() != out.outputs.size()) out.output_types.clear();
+    out.assembly = chipsim::disassemble(out.program);
+    std::string names;
+    for (size_t m : members) names += (names.empty() ? "" : ", ") + kernels[m].label;
+    out.summary = std::to_string(members.size()) + " kernels linked (" + names + "), " + std::to_string(seg.buffers.size()) +
+                  " intermediates in DRAM";
+    return seg;
+}
+
+} // namespace
+
+std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs) {
+    std::vector<ChipModelSegment> segments;
+    if (kernels.empty()) return segments;
+    const chipsim::Target &t = kernels.front().program.target;
+    const bool dram = t.dram.bytes > 0 && t.issue == chipsim::IssueKind::Dynamic;
+    // Which kernel computes each value, and which program each kernel joins.
+    std::map<std::string, size_t> producer_of;
+    for (size_t k = 0; k < kernels.size(); ++k) producer_of[kernels[k].head] = k;
+    std::vector<std::vector<size_t>> groups;
+    std::vector<size_t> group_of(kernels.size());
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        bool apart = !dram || groups.empty();
+        for (const ChipTensorMap &m : kernels[k].program.tensors) {
+            if (apart || m.is_output) continue;
+            auto p = producer_of.find(m.source);
+            if (p == producer_of.end() || group_of[p->second] != groups.size() - 1) continue; // from the host
+            const ChipTensorMap *w = single_output(kernels[p->second]);
+            if (!w || !same_bytes(kernels[p->second].program, *w, kernels[k].program, m)) apart = true;
+        }
+        if (apart) groups.emplace_back();
+        groups.back().push_back(k);
+        group_of[k] = groups.size() - 1;
+    }
+    // A value leaves its program when a later program reads it or the caller takes it.
+    std::set<std::string> leaving(outputs.begin(), outputs.end());
+    for (size_t k = 0; k < kernels.size(); ++k)
+        for (const ChipTensorMap &m : kernels[k].program.tensors) {
+            auto p = producer_of.find(m.source);
+            if (!m.is_output && p != producer_of.end() && group_of[p->second] != group_of[k]) leaving.insert(m.source);
+        }
+    for (const std::vector<size_t> &g : groups) {
+        std::set<std::string> leaves;
+        for (size_t k : g)
+            if (leaving.count(kernels[k].head)) leaves.insert(kernels[k].head);
+        segments.push_back(g.size() == 1 ? ChipModelSegment{g, kernels[g[0]].program, {}} : link(kernels, g, leaves));
+    }
+    return segments;
+}
+
+} // namespace tessera
