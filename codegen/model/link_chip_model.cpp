@@ -72,6 +72,14 @@ bool same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram 
            x.constant == y.constant && x.pad_value == y.pad_value && decl_of(a, x).dtype == decl_of(b, y).dtype;
 }
 
+/// The highest semaphore a kernel's program uses, -1 for none.
+int highest_semaphore_of(const ChipModelKernel &k) {
+    int highest = -1;
+    for (const Instruction &in : k.program.program.instructions)
+        if (in.op == Opcode::SyncSignal || in.op == Opcode::SyncWait) highest = std::max(highest, int(in.count));
+    return highest;
+}
+
 /// The one map a kernel writes its head with, or nullptr when it writes it in several (slices).
 const ChipTensorMap *single_output(const ChipModelKernel &k) {
     const ChipTensorMap *found = nullptr;
@@ -106,13 +114,8 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
     for (size_t i = 0; i < members.size(); ++i) producer[kernels[members[i]].head] = i;
 
     int highest_semaphore = -1;
-    for (size_t m : members)
-        for (const Instruction &in : kernels[m].program.program.instructions)
-            if (in.op == Opcode::SyncSignal || in.op == Opcode::SyncWait) highest_semaphore = std::max(highest_semaphore, int(in.count));
+    for (size_t m : members) highest_semaphore = std::max(highest_semaphore, highest_semaphore_of(kernels[m]));
     const int done = highest_semaphore + 1, next = highest_semaphore + 2; // the barrier's two semaphores
-    if (members.size() > 1 && next >= out.target.semaphores)
-        throw Error("link_chip_model: " + out.target.name + " has " + std::to_string(out.target.semaphores) +
-                    " semaphores; linking these kernels needs two above the " + std::to_string(highest_semaphore + 1) + " they use");
     const Queue others[] = {Queue::Load, Queue::Exec, Queue::Vector};
 
     std::vector<std::pair<size_t, const ChipTensorMap *>> host_inputs; // (kernel within, map) of each .input kept
@@ -206,8 +209,11 @@ std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel>
     for (size_t k = 0; k < kernels.size(); ++k) producer_of[kernels[k].head] = k;
     std::vector<std::vector<size_t>> groups;
     std::vector<size_t> group_of(kernels.size());
+    int group_semaphore = -1; // the highest semaphore the current group's kernels use
     for (size_t k = 0; k < kernels.size(); ++k) {
-        bool apart = !dram || groups.empty();
+        // The barrier needs two semaphores above every one the group's kernels use.
+        const int semaphore = highest_semaphore_of(kernels[k]);
+        bool apart = !dram || groups.empty() || std::max(group_semaphore, semaphore) + 2 >= t.semaphores;
         for (const ChipTensorMap &m : kernels[k].program.tensors) {
             if (apart || m.is_output) continue;
             auto p = producer_of.find(m.source);
@@ -215,7 +221,11 @@ std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel>
             const ChipTensorMap *w = single_output(kernels[p->second]);
             if (!w || !same_bytes(kernels[p->second].program, *w, kernels[k].program, m)) apart = true;
         }
-        if (apart) groups.emplace_back();
+        if (apart) {
+            groups.emplace_back();
+            group_semaphore = -1;
+        }
+        group_semaphore = std::max(group_semaphore, semaphore);
         groups.back().push_back(k);
         group_of[k] = groups.size() - 1;
     }

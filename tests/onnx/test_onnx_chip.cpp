@@ -121,6 +121,29 @@ TEST(ModelLinkedOnChip, IntermediatesInOneLayoutStayInDramAndLeaveTheHostLink) {
     EXPECT_LT(one.host_io_cycles, two.host_io_cycles);
 }
 
+// The barrier between two linked kernels takes two semaphores above those the kernels use; on a
+// DRAM chip with no two to spare, each kernel is a program of its own, and the model still runs.
+TEST(ModelLinkedOnChip, AChipWithoutTwoSpareSemaphoresRunsEachKernelAlone) {
+    const onnx::Model m = import_model("lstm_cell");
+    const Bindings bindings = m.bindings(model_inputs(m, "lstm_cell"));
+    const ChipModelProgram roomy = compile_model_for_chip(m.pipeline, m.values, Target::named("npu-edge"));
+    ASSERT_EQ(roomy.programs.size(), 1u);
+    int highest = -1;
+    for (const ChipModelKernel &k : roomy.kernels)
+        for (const chipsim::Instruction &in : k.program.program.instructions)
+            if (in.op == chipsim::Opcode::SyncWait) highest = std::max(highest, int(in.count));
+    chipsim::Target t = chipsim::load_target("npu-edge");
+    t.name = "npu-edge-few-semaphores";
+    t.semaphores = highest + 2; // the kernels fit, the barrier's second semaphore does not
+    const fs::path file = onnx_test::work_dir() / "npu-edge-few-semaphores.json";
+    std::ofstream(file) << t.to_json();
+    const ChipModelProgram tight = compile_model_for_chip(m.pipeline, m.values, Target::named(file.string()));
+    ASSERT_EQ(tight.kernels.size(), roomy.kernels.size());
+    EXPECT_EQ(tight.programs.size(), tight.kernels.size());
+    const ChipModelResult r = run_model_on_chip(tight, bindings), reference = run_model_on_chip(roomy, bindings);
+    EXPECT_EQ(within(r.outputs.at(0), reference.outputs.at(0), 0), "");
+}
+
 TEST(ModelLinkedOnChip, TspMiniHasNoDramSoEveryKernelIsAProgramOfItsOwn) {
     const onnx::Model m = import_model("lstm_cell");
     const ChipModelProgram p = compile_model_for_chip(m.pipeline, m.values, Target::named("tsp-mini"));

@@ -103,11 +103,11 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
 /// program reads has the same bytes in both kernels' chip layouts (same dtype, no padding, each
 /// element at the same place); a read in another layout starts a new program, so that value
 /// crosses the host link, where the layout changes. Between linked kernels a barrier (two
-/// semaphores above those the kernels use) lets the next kernel start once every queue of the
-/// one before has finished. On a chip without DRAM every kernel is a program of its own.
-/// `outputs` are the values the caller takes back (the model's outputs), which leave their
-/// program as .output tensors like any value a later program reads. Throws tessera::Error when
-/// the target has too few semaphores for the barrier.
+/// semaphores above those the kernels use; a kernel that would leave the target too few starts a
+/// new program) lets the next kernel start once every queue of the one before has finished. On
+/// a chip without DRAM every kernel is a program of its own. `outputs` are the values the caller
+/// takes back (the model's outputs), which leave their program as .output tensors like any value
+/// a later program reads.
 std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs);
 
 /// Runs the programs in order on chipsim; `bindings` bind the model's Inputs.
