@@ -2,7 +2,9 @@
 // `tessera` from there, configure and
 // build apps/kernel_library against the installed package (generators run at build time,
 // kernels link into a plain C program), run the program, and compare what it computed with the
-// reference evaluator on the same inputs.
+// reference evaluator on the same inputs. Then the installed `tessera gen-lib` builds one spec
+// for the host and both chips, and a plain C consumer compiled against the prefix's include/ and
+// lib/ alone gets the reference's values from each.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gen_lib_consumer.h"
 #include "kernel_pipelines.h"
 #include "test_support.h"
 #include "tessera/reference.h"
@@ -104,4 +107,37 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
         EXPECT_NE(log_text().find(line), std::string::npos) << line << "\n" << log_text();
     expect_matches(conv2d(), work / "out", {"conv2d_X", "conv2d_W"}, "conv2d_Y", {kBatch, kOut, kSize, kSize}, kChannels * 9);
     expect_matches(softmax(), work / "out", {"softmax_X"}, "softmax_Y", {kRows, kCols}, kCols);
+}
+
+TEST(AotKernelLibrary, InstalledGenLibBuildsHostAndChipLibrariesFromOneSpecThatAPlainCProgramRunsLikeTheReference) {
+    const fs::path work = fs::path(TESSERA_BINARY_DIR) / "aot_gen_lib";
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const fs::path prefix = work / "prefix";
+    ASSERT_EQ(run("cmake --install " TESSERA_BINARY_DIR " --prefix " + prefix.string()), 0) << log_text();
+    std::ofstream(work / "spec.json") << tessera_test::kGenLibSpec;
+    std::ofstream(work / "consumer.c") << tessera_test::kGenLibConsumer;
+    // Nothing of the build tree: the installed CLI, found from the prefix (no LD_LIBRARY_PATH).
+    const tessera_test::CommandResult gen = tessera_test::run_command("env -u LD_LIBRARY_PATH '" + (prefix / "bin" / "tessera").string() +
+                                                                      "' gen-lib '" + (work / "spec.json").string() + "' -o '" +
+                                                                      (work / "lib").string() + "' --repeats 1");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    const tessera_test::GenLibExpected expected = tessera_test::write_gen_lib_inputs(work);
+    for (const std::string target : {"host", "tsp-mini", "npu-edge"}) {
+        SCOPED_TRACE(target);
+        const fs::path lib = work / "lib" / target;
+        const std::string program = (work / ("consumer_" + target)).string();
+        // The prefix's include/ and lib/ only (the chip kernels' header includes tessera/chiprt.h).
+        const tessera_test::CommandResult cc = tessera_test::run_command(
+            "cc -std=c11 -Wall -Werror '" + (work / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" + (prefix / "include").string() +
+            "' '" + (lib / "libmm.a").string() + "' '" + (lib / "libsm.a").string() + "' '" + (lib / "libdemo_provenance.a").string() + "' -L'" +
+            (prefix / "lib").string() + "' -Wl,-rpath,'" + (prefix / "lib").string() + "' -ltessera_chiprt -lpthread -lm -o '" + program + "'" +
+            (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+        ASSERT_EQ(cc.status, 0) << cc.err;
+        const tessera_test::CommandResult ran = tessera_test::run_command("env -u LD_LIBRARY_PATH '" + program + "' '" + work.string() + "'");
+        ASSERT_EQ(ran.status, 0) << ran.err;
+        EXPECT_NE(ran.out.find("wrong shape: "), std::string::npos) << ran.out;
+        EXPECT_NE(ran.out.find("\"target\": \"" + target + "\""), std::string::npos) << "the provenance names its target: " << ran.out;
+        tessera_test::expect_gen_lib_outputs(work, target, expected);
+    }
 }
