@@ -10,6 +10,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "tessera/chipsim/target.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/ops/registry.h"
 #include "tessera/reference.h"
@@ -82,29 +83,42 @@ TEST(CliGenLib, OneSpecBuildsHostAndChipLibrariesThatACProgramRunsLikeTheReferen
     }
 }
 
-TEST(CliGenLib, UsesTheTuningDatabaseAndNamesTheRecord) {
-    const fs::path dir = tessera_test::unique_temp_dir();
-    const std::string db_path = (dir / "tuning.db").string();
-    const std::map<std::string, std::string> params = {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}};
-    int64_t id = 0;
-    {
-        ops::OpInstance op = ops::build_op("matmul", params);
-        const Target tsp = Target::named("tsp-mini");
-        apply_chip_library_schedule(op.pipeline, tsp, op.output_shapes);
-        TuningDatabase db(db_path);
-        MeasuredSchedule m;
-        m.schedule = op.pipeline.schedule();
-        m.measurement = Measurement::chip_cycles(99);
-        id = db.add(Workload::of(op.pipeline, op.output_shapes, op.description()), TargetIdentity::of(tsp), m);
-    }
-    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
-                                       "targets": ["host", "tsp-mini"]}]})");
-    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --db '" + db_path + "'");
-    ASSERT_EQ(gen.status, 0) << gen.err;
+namespace {
+
+/// A tuning database at `db_path` holding one record: the tsp-mini library schedule of the int8
+/// matmul M=32 N=64 K=48, said to take 99 cycles. Returns its ID.
+int64_t add_tsp_matmul_record(const std::string &db_path) {
+    ops::OpInstance op = ops::build_op("matmul", {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}});
+    const Target tsp = Target::named("tsp-mini");
+    apply_chip_library_schedule(op.pipeline, tsp, op.output_shapes);
+    TuningDatabase db(db_path);
+    MeasuredSchedule m;
+    m.schedule = op.pipeline.schedule();
+    m.measurement = Measurement::chip_cycles(99);
+    return db.add(Workload::of(op.pipeline, op.output_shapes, op.description()), TargetIdentity::of(tsp), m);
+}
+
+const char *kTunedSpec = R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+                                       "targets": ["host", "tsp-mini"]}]})";
+
+/// What gen-lib prints when the tsp-mini kernel took record `id` and the host kernel had none.
+void expect_tuned_tsp_kernel(const CommandResult &gen, int64_t id) {
     EXPECT_NE(gen.out.find("tsp-mini/mm: matmul K=48 M=32 N=64 batch=1 dtype=int8 transpose_a=0 transpose_b=0, tuned record #" + std::to_string(id)),
               std::string::npos)
         << gen.out;
     EXPECT_NE(gen.out.find("untuned kernels (1, library schedule): host/mm\n"), std::string::npos) << gen.out;
+}
+
+} // namespace
+
+TEST(CliGenLib, UsesTheTuningDatabaseAndNamesTheRecord) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    const int64_t id = add_tsp_matmul_record(db_path);
+    write_text(dir / "spec.json", kTunedSpec);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --db '" + db_path + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    expect_tuned_tsp_kernel(gen, id);
     std::ifstream manifest(dir / "lib" / "tsp-mini" / "mm.manifest.json");
     const auto m = nlohmann::json::parse(manifest);
     EXPECT_EQ(m["tuning_record_id"], id);
@@ -114,6 +128,125 @@ TEST(CliGenLib, UsesTheTuningDatabaseAndNamesTheRecord) {
     const auto p = nlohmann::json::parse(provenance);
     EXPECT_EQ(p["kernels"][0]["tuning_record_id"], id);
     EXPECT_EQ(p["compiler_version"], compiler_version());
+}
+
+TEST(CliGenLib, TakesTheTuningDatabaseFromTheEnvironmentWithoutDb) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    const int64_t id = add_tsp_matmul_record(db_path);
+    write_text(dir / "spec.json", kTunedSpec);
+    const CommandResult gen = tessera_test::run_command("env TESSERA_TUNING_DB='" + db_path + "' '" TESSERA_CLI "' gen-lib '" +
+                                                        (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    expect_tuned_tsp_kernel(gen, id);
+    const auto m = nlohmann::json::parse(read_text(dir / "lib" / "tsp-mini" / "mm.manifest.json"));
+    EXPECT_EQ(m["tuning_record_id"], id);
+}
+
+namespace {
+
+/// A consumer of one matmul kernel, compiled once per kernel: -DKERNEL=<name> -DKERNEL_H="<name>.h"
+/// -DM=<rows> -DIN_CODE/-DIN_BITS (the operands' type) -DOUT_CODE/-DOUT_BITS (the result's), N = 16,
+/// K = 24. Reads A.bin and B.bin from the folder given, writes C.bin.
+const std::string kOneMatmulConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include KERNEL_H
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define ERROR_MESSAGE2(k) k##_error_message
+#define ERROR_MESSAGE(k) ERROR_MESSAGE2(k)
+
+)" + std::string(tessera_test::kConsumerHelpers) + R"(int main(int argc, char **argv) {
+    const int64_t a_shape[2] = {M, 24}, b_shape[2] = {24, 16}, c_shape[2] = {M, 16};
+    tessera_buffer_t A = buf(slurp(argv[1], "A.bin", M * 24 * IN_BITS / 8), a_shape, IN_CODE, IN_BITS);
+    tessera_buffer_t B = buf(slurp(argv[1], "B.bin", 24 * 16 * IN_BITS / 8), b_shape, IN_CODE, IN_BITS);
+    tessera_buffer_t C = buf(calloc(M * 16, OUT_BITS / 8), c_shape, OUT_CODE, OUT_BITS);
+    int code = KERNEL(&A, &B, &C);
+    if (code) { fprintf(stderr, "%s: %s\n", STR(KERNEL), ERROR_MESSAGE(KERNEL)(code)); return 1; }
+    spill(argv[1], "C.bin", C.data, M * 16 * OUT_BITS / 8);
+    free(A.data); free(B.data); free(C.data);
+    return 0;
+}
+)";
+
+} // namespace
+
+TEST(CliGenLib, AListValuedParameterBuildsOneCorrectKernelPerValue) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    write_text(dir / "spec.json", R"({"name": "lists", "kernels": [{"op": "matmul", "name": "mm",
+        "params": {"M": [8, 32], "N": 16, "K": 24, "dtype": ["int8", "float32"]}, "targets": ["host", "tsp-mini"]}]})");
+    write_text(dir / "consumer.c", kOneMatmulConsumer);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --repeats 1 --json");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    const auto report = nlohmann::json::parse(gen.out);
+    std::set<std::string> built;
+    for (const auto &k : report["kernels"]) built.insert(k["target"].get<std::string>() + "/" + k["name"].get<std::string>());
+    std::set<std::string> want;
+    for (const std::string target : {"host", "tsp-mini"})
+        for (const std::string kernel : {"mm_M8_dtypeint8", "mm_M8_dtypefloat32", "mm_M32_dtypeint8", "mm_M32_dtypefloat32"})
+            want.insert(target + "/" + kernel);
+    EXPECT_EQ(built, want) << "one kernel per combination of the listed values";
+
+    for (const int64_t m : {8, 32}) {
+        for (const std::string dtype : {"int8", "float32"}) {
+            const ops::OpInstance op = ops::build_op("matmul", {{"M", std::to_string(m)}, {"N", "16"}, {"K", "24"}, {"dtype", dtype}});
+            const Bindings in = op.random_inputs(uint64_t(m) + dtype.size());
+            write_raw(dir / "A.bin", in[0].name == "A" ? in[0].buffer : in[1].buffer);
+            write_raw(dir / "B.bin", in[0].name == "A" ? in[1].buffer : in[0].buffer);
+            const Buffer<> expected = evaluate_reference(op.pipeline, op.output_shapes, in)[0];
+            const bool int8 = dtype == "int8";
+            const std::string kernel = "mm_M" + std::to_string(m) + "_dtype" + dtype;
+            for (const std::string target : {"host", "tsp-mini"}) {
+                SCOPED_TRACE(target + "/" + kernel);
+                const fs::path lib = dir / "lib" / target;
+                const std::string program = (dir / (target + "_" + kernel)).string();
+                const CommandResult cc = tessera_test::run_command(
+                    "cc -std=c11 -Wall -Werror -DKERNEL=" + kernel + " '-DKERNEL_H=\"" + kernel + ".h\"' -DM=" + std::to_string(m) +
+                    (int8 ? " -DIN_CODE=TESSERA_TYPE_INT -DIN_BITS=8 -DOUT_CODE=TESSERA_TYPE_INT -DOUT_BITS=32"
+                          : " -DIN_CODE=TESSERA_TYPE_FLOAT -DIN_BITS=32 -DOUT_CODE=TESSERA_TYPE_FLOAT -DOUT_BITS=32") +
+                    " '" + (dir / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" TESSERA_SOURCE_DIR "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR
+                    "/codegen/include' '" + (lib / ("lib" + kernel + ".a")).string() + "' -L'" TESSERA_BINARY_DIR "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR
+                    "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" + (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+                ASSERT_EQ(cc.status, 0) << cc.err;
+                const CommandResult run = tessera_test::run_command("'" + program + "' '" + dir.string() + "'");
+                ASSERT_EQ(run.status, 0) << run.err;
+                const Buffer<> c = int8 ? read_raw<int32_t>(dir / "C.bin", Int(32), {m, 16}) : read_raw<float>(dir / "C.bin", Float(32), {m, 16});
+                // int8: exact; float32: fp32's tolerance on the host, bf16's on the chip (its MXM rounds operands to bf16).
+                const Type tolerance = int8 ? Int(32) : target == "host" ? Float(32) : BFloat(16);
+                const Comparison cmp = compare(c, expected, Tolerance::for_type(tolerance, 24));
+                EXPECT_TRUE(cmp.equal) << cmp.message;
+            }
+        }
+    }
+}
+
+TEST(CliGenLib, AJsonTargetsFolderIsNamedByItsNameAndTwoTargetsOfOneNameAreRefused) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    chipsim::Target chip = chipsim::load_target("tsp-mini");
+    chip.name = "my-chip";
+    write_text(dir / "my_chip_file.json", chip.to_json());
+    chip.name = "tsp-mini";
+    write_text(dir / "imposter.json", chip.to_json());
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+        "targets": ["tsp-mini", ")" + (dir / "my_chip_file.json").string() + R"("]}]})");
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    EXPECT_NE(gen.out.find("\nmy-chip/mm: matmul"), std::string::npos) << gen.out;
+    std::set<std::string> folders;
+    for (const auto &entry : fs::directory_iterator(dir / "lib")) folders.insert(entry.path().filename().string());
+    EXPECT_EQ(folders, (std::set<std::string>{"tsp-mini", "my-chip"}));
+    const auto m = nlohmann::json::parse(read_text(dir / "lib" / "my-chip" / "mm.manifest.json"));
+    EXPECT_EQ(m["target"]["name"], "my-chip");
+    EXPECT_TRUE(fs::exists(dir / "lib" / "my-chip" / "libmm.a"));
+
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+        "targets": ["tsp-mini", ")" + (dir / "imposter.json").string() + R"("]}]})");
+    const CommandResult clash = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "clash").string() + "'");
+    EXPECT_EQ(clash.status, 1);
+    EXPECT_NE(clash.err.find("tessera: error: targets 'tsp-mini' and '" + (dir / "imposter.json").string() + "' are both named 'tsp-mini'"),
+              std::string::npos)
+        << clash.err;
 }
 
 TEST(CliGenLib, BadSpecsAreClearErrors) {

@@ -83,8 +83,17 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
     expect_matches(matmul(), work / "out", {"matmul_A", "matmul_B"}, "matmul_C", {kM, kN}, kK);
     // The chip library, built from the same algorithm and called on the same inputs: equal to the
     // reference within bf16's tolerance (the MXM multiplies fp32 operands rounded to bf16).
-    expect_matches(matmul_chip(), work / "out", {"matmul_A", "matmul_B"}, "matmul_chip_C", {kM, kN}, kK, BFloat(16));
-    EXPECT_NE(log_text().find("kl_matmul_chip on tsp-mini: "), std::string::npos) << log_text();
+    // The same on npu-edge, and on tsp-custom: the project's JSON copy of tsp-mini under its own name.
+    for (const auto &[output, chip] : {std::pair{"matmul_chip_C", "tsp-mini"}, {"matmul_npu_C", "npu-edge"}, {"matmul_custom_C", "tsp-custom"}}) {
+        expect_matches(matmul_chip(), work / "out", {"matmul_A", "matmul_B"}, output, {kM, kN}, kK, BFloat(16));
+        EXPECT_NE(log_text().find(std::string(output) + " on " + chip + ": "), std::string::npos) << log_text();
+    }
+    // A relative JSON target is taken from the project's folder (the generator runs in the build
+    // folder, so the library above would not exist otherwise), and the library depends on it.
+    const tessera_test::CommandResult query =
+        tessera_test::run_command("ninja -C " + build + " -t query " + build + "/kl_matmul_custom.tessera/libkl_matmul_custom.a");
+    ASSERT_EQ(query.status, 0) << query.err;
+    EXPECT_NE(query.out.find("\n    " TESSERA_SOURCE_DIR "/apps/kernel_library/targets/tsp-custom.json\n"), std::string::npos) << query.out;
     // The dispatching matmul: one entry point, the first M rows of matmul_A at each M, each
     // equal to the reference at that M (the kernels for M = 8, 32, 96 ran on zero-padded rows).
     const Buffer<> a_all = Buffer<>::load_npy((work / "out" / "matmul_A.npy").string());

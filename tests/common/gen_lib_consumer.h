@@ -21,16 +21,9 @@ inline const char *kGenLibSpec = R"({"name": "demo", "kernels": [
   {"op": "softmax", "name": "sm", "params": {"rows": 16, "cols": 100}, "targets": ["host", "tsp-mini", "npu-edge"]}
 ]})";
 
-/// The consumer: reads raw inputs, calls both kernels through their headers, writes raw outputs,
-/// and checks that a wrong shape is an error code, never a crash. The same file for every target.
-inline const char *kGenLibConsumer = R"(#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "mm.h"
-#include "sm.h"
-#include "demo_provenance.h"
-
-static void *slurp(const char *dir, const char *name, size_t bytes) {
+/// What the plain C consumers share, after their #includes: slurp(dir, name, bytes) reads a raw
+/// file, spill(dir, name, data, bytes) writes one, buf(...) makes a 2-D tessera_buffer_t.
+inline const char *kConsumerHelpers = R"(static void *slurp(const char *dir, const char *name, size_t bytes) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "rb");
@@ -52,7 +45,18 @@ static tessera_buffer_t buf(void *data, const int64_t *shape, uint8_t code, uint
     b.data = data; b.shape = shape; b.dimensions = 2; b.type_code = code; b.type_bits = bits;
     return b;
 }
-int main(int argc, char **argv) {
+)";
+
+/// The consumer: reads raw inputs, calls both kernels through their headers, writes raw outputs,
+/// and checks that a wrong shape is an error code, never a crash. The same file for every target.
+inline const std::string kGenLibConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mm.h"
+#include "sm.h"
+#include "demo_provenance.h"
+
+)" + std::string(kConsumerHelpers) + R"(int main(int argc, char **argv) {
     const char *dir = argv[1];
     const int64_t a_shape[2] = {32, 48}, b_shape[2] = {48, 64}, c_shape[2] = {32, 64}, x_shape[2] = {16, 100};
     tessera_buffer_t A = buf(slurp(dir, "A.bin", 32 * 48), a_shape, TESSERA_TYPE_INT, 8);
