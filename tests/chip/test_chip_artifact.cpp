@@ -316,6 +316,7 @@ TEST(ChipArtifact, InconsistentTensorMapsAreRefusedNamingTheField) {
     refused_with([](ChipTensorMap &m) { m.chip_limit = {1}; }, "chip.tensors[0].chip_limit", "needs one entry per chip dimension or none");
     refused_with([](ChipTensorMap &m) { m.chip_limit = {m.chip_shape[0] + 1, m.chip_shape[1]}; }, "chip.tensors[0].chip_limit",
                  "[0] is " + std::to_string(a_map.chip_shape[0] + 1) + ", beyond chip_shape[0] = " + std::to_string(a_map.chip_shape[0]));
+    refused_with([](ChipTensorMap &m) { m.source = "Z"; }, "chip.tensors", "maps " + a_map.tensor + " to 'Z', which is no argument of that direction");
     refused_with([](ChipTensorMap &m) { m.source_shape = {kM, kK + 1}; }, "chip.tensors",
                  "maps " + a_map.tensor + " to 'A' with source_shape [48,41], but the argument's shape is [48,40]");
     // A layout the runtime does not marshal.
