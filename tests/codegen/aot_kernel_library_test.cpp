@@ -123,7 +123,9 @@ TEST(AotKernelLibrary, InstalledGenLibBuildsHostAndChipLibrariesFromOneSpecThatA
     fs::remove_all(work);
     fs::create_directories(work);
     const fs::path prefix = work / "prefix";
-    ASSERT_EQ(run("cmake --install " TESSERA_BINARY_DIR " --prefix " + prefix.string()), 0) << log_text();
+    // Not through run(): its log file belongs to the test above, which ctest -j may run beside this one.
+    const tessera_test::CommandResult install = tessera_test::run_command("cmake --install " TESSERA_BINARY_DIR " --prefix '" + prefix.string() + "'");
+    ASSERT_EQ(install.status, 0) << install.out << install.err;
     std::ofstream(work / "spec.json") << tessera_test::kGenLibSpec;
     std::ofstream(work / "consumer.c") << tessera_test::kGenLibConsumer;
     // Nothing of the build tree: the installed CLI, found from the prefix (no LD_LIBRARY_PATH).
