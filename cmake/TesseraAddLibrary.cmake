@@ -12,7 +12,8 @@
 #     Runs the generator (default: the one registered as <name>) at build time and makes
 #     <name> a static library target whose users get <c-name>.h on their include path and
 #     lib<c-name>.a (kernel + Tessera's host runtime) on their link line, with -lpthread -lm.
-#     FUNCTION_NAME defaults to <name>; TARGET to host. A chip TARGET builds a chip library:
+#     FUNCTION_NAME defaults to <name>; TARGET to host; a relative <target.json> is taken
+#     from the calling CMakeLists.txt's folder, and a change to it rebuilds the library. A chip TARGET builds a chip library:
 #     the same C signature and error codes, the kernel (a chip artifact embedded in lib<c-name>.a,
 #     also written as <c-name>.tchip) running on chipsim through Tessera::tessera_chiprt, which
 #     users link with it; the generator must give fixed output shapes.
@@ -52,6 +53,14 @@ function(tessera_add_library name)
     message(FATAL_ERROR "tessera_add_library(${name}): give the generator's SOURCES or FROM <generator target>")
   endif()
 
+  # A JSON target is a file of the calling project: relative to its source folder, and the
+  # library is rebuilt when it changes.
+  set(target_dependencies)
+  if(ARG_TARGET MATCHES "\\.json$")
+    get_filename_component(ARG_TARGET "${ARG_TARGET}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(target_dependencies "${ARG_TARGET}")
+  endif()
+
   set(range_arguments)
   foreach(range IN LISTS ARG_RANGES)
     list(APPEND range_arguments range=${range})
@@ -65,7 +74,7 @@ function(tessera_add_library name)
   set(header ${dir}/${ARG_FUNCTION_NAME}.h)
   add_custom_command(OUTPUT ${library} ${header}
     COMMAND ${generator} -g ${ARG_GENERATOR} -o ${dir} -f ${ARG_FUNCTION_NAME} target=${ARG_TARGET} ${range_arguments}
-    DEPENDS ${generator}
+    DEPENDS ${generator} ${target_dependencies}
     COMMENT "Generating kernel library ${ARG_FUNCTION_NAME} (generator ${ARG_GENERATOR}, target ${ARG_TARGET})"
     VERBATIM)
   add_custom_target(${name}.update DEPENDS ${library} ${header})

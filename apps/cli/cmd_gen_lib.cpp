@@ -266,10 +266,12 @@ std::string measured(const json &k) {
     return s;
 }
 
-/// The target's folder name under DIR: its name, made safe for a path.
+/// The target's folder name under DIR: its name (a JSON target's "name", not its path), made
+/// safe for a path.
 std::string target_folder(const Target &t) {
+    const std::string name = t.kind() == Target::Kind::Chip ? chipsim::load_target(t.name()).name : t.name();
     std::string s;
-    for (char c : t.name()) s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
+    for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' ? c : '_';
     return s;
 }
 
@@ -347,6 +349,7 @@ int gen_lib(const GenLibOptions &o) {
     }
     std::map<std::string, json> provenance; // target folder -> its provenance
     std::map<std::string, std::string> folder_path;
+    std::map<std::string, std::string> folder_target; // folder -> the spec's target (a name or a JSON path)
     json kernels = json::array(), dispatch_libraries = json::array();
     std::vector<std::string> untuned;
     std::set<std::string> built_names; // folder/name: a bucket kernel must not overwrite another kernel
@@ -368,6 +371,9 @@ int gen_lib(const GenLibOptions &o) {
         if (target.kind() != Target::Kind::Host && target.kind() != Target::Kind::Chip)
             throw Error("kernel '" + r.name + "': target '" + r.target + "' is neither the host nor a chip");
         const std::string folder = target_folder(target);
+        if (const auto [it, fresh] = folder_target.emplace(folder, r.target); !fresh && it->second != r.target)
+            throw Error("targets '" + it->second + "' and '" + r.target + "' are both named '" + folder +
+                        "'; their libraries would share DIR/" + folder + ": give one JSON target another \"name\"");
         const std::string dir = (std::filesystem::path(o.out) / folder).string();
         folder_path[folder] = dir;
         if (r.ranges.empty()) {

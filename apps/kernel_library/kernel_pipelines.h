@@ -35,11 +35,11 @@ inline tessera::Pipeline matmul_rows(int64_t m) {
     return p;
 }
 
-/// The same matmul for the simulated chip tsp-mini, with the chip's library schedule (fp32
-/// operands are rounded to bf16 on their way into the MXM: equal within bf16's tolerance).
-inline tessera::Pipeline matmul_chip() {
+/// The same matmul for a simulated chip (tsp-mini unless named), with the chip's library schedule
+/// (fp32 operands are rounded to bf16 on their way into the MXM: equal within bf16's tolerance).
+inline tessera::Pipeline matmul_chip(const std::string &chip = "tsp-mini") {
     tessera::Pipeline p = matmul_algorithm();
-    tessera::apply_chip_library_schedule(p, tessera::Target::named("tsp-mini"), {{kM, kN}});
+    tessera::apply_chip_library_schedule(p, tessera::Target::named(chip), {{kM, kN}});
     return p;
 }
 

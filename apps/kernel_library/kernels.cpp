@@ -10,6 +10,8 @@ TESSERA_REGISTER_GENERATOR(matmul, [] { return tessera::GeneratedPipeline(matmul
 TESSERA_REGISTER_GENERATOR(conv2d, [] { return tessera::GeneratedPipeline(conv2d(), {{kBatch, kOut, kSize, kSize}}); });
 // The matmul again for the chip tsp-mini: the same C signature, run on chipsim by libtessera_chiprt.
 TESSERA_REGISTER_GENERATOR(matmul_chip, [] { return tessera::GeneratedPipeline(matmul_chip(), {{kM, kN}}); });
+// And for npu-edge, with that chip's library schedule.
+TESSERA_REGISTER_GENERATOR(matmul_npu, [] { return tessera::GeneratedPipeline(matmul_chip("npu-edge"), {{kM, kN}}); });
 TESSERA_REGISTER_GENERATOR(softmax, [] { return tessera::GeneratedPipeline(softmax(), {{kRows, kCols}}); });
 // One entry point for every M in 1..kM: kernels compiled at the buckets' M (CMakeLists.txt picks
 // them with BUCKETS), a call going to the smallest covering one with its rows zero-padded.

@@ -8,6 +8,8 @@
 #include "kl_conv2d.h"
 #include "kl_matmul.h"
 #include "kl_matmul_chip.h"
+#include "kl_matmul_custom.h"
+#include "kl_matmul_npu.h"
 #include "kl_matmul_rows.h"
 #include "kl_softmax.h"
 
@@ -69,6 +71,35 @@ static int expect_error(int code, int kind, const char *what, const char *messag
     return 0;
 }
 
+/* Runs a chip library's matmul C[96, 80] = A[96, 64] · B[64, 80], saves C as <output>.npy and
+ * checks that a wrong shape and a wrong type are error codes. Returns the number of failures. */
+typedef int (*matmul_fn)(const tessera_buffer_t *, const tessera_buffer_t *, tessera_buffer_t *);
+static int run_chip_matmul(const char *dir, const char *output, matmul_fn kernel, const char *(*error_message)(int),
+                           const tessera_chip_report_t *(*last_report)(void), float *a, float *b) {
+    const int64_t a_shape[2] = {96, 64}, b_shape[2] = {64, 80}, c_shape[2] = {96, 80}, bad_shape[2] = {96, 63};
+    float *c = make(96 * 80, 9);
+    tessera_buffer_t A = buffer(a, a_shape, 2), B = buffer(b, b_shape, 2), C = buffer(c, c_shape, 2);
+    int failures = 0, code = kernel(&A, &B, &C);
+    if (code) {
+        fprintf(stderr, "%s failed: %s\n", output, error_message(code));
+        free(c);
+        return 1;
+    }
+    const tessera_chip_report_t *report = last_report();
+    printf("%s on %s: %lld cycles, utilisation %.3f\n", output, report->target, (long long)report->cycles, report->utilisation);
+    if (report->cycles <= 0) failures += 1;
+    failures += save_npy(dir, output, c, c_shape, 2);
+    tessera_buffer_t wrong_shape = buffer(a, bad_shape, 2);
+    code = kernel(&wrong_shape, &B, &C);
+    failures += expect_error(code, TESSERA_ERROR_SHAPE, "chip: wrong shape", error_message(code));
+    tessera_buffer_t wrong_type = A;
+    wrong_type.type_code = TESSERA_TYPE_INT;
+    code = kernel(&wrong_type, &B, &C);
+    failures += expect_error(code, TESSERA_ERROR_TYPE, "chip: int32 buffer", error_message(code));
+    free(c);
+    return failures;
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : ".";
     int failures = 0;
@@ -85,27 +116,11 @@ int main(int argc, char **argv) {
     failures += save_npy(dir, "matmul_A", a, a_shape, 2) + save_npy(dir, "matmul_B", b, b_shape, 2) +
                 save_npy(dir, "matmul_C", c, c_shape, 2);
 
-    /* The same matmul on the simulated chip tsp-mini, through the same signature. */
-    float *c_chip = make(96 * 80, 9);
-    tessera_buffer_t C_chip = buffer(c_chip, c_shape, 2);
-    code = kl_matmul_chip(&A, &B, &C_chip);
-    if (code) {
-        fprintf(stderr, "kl_matmul_chip failed: %s\n", kl_matmul_chip_error_message(code));
-        return 1;
-    }
-    const tessera_chip_report_t *report = kl_matmul_chip_last_report();
-    printf("kl_matmul_chip on %s: %lld cycles, utilisation %.3f\n", report->target, (long long)report->cycles, report->utilisation);
-    if (report->cycles <= 0) failures += 1;
-    failures += save_npy(dir, "matmul_chip_C", c_chip, c_shape, 2);
-    const int64_t chip_bad_shape[2] = {96, 63};
-    tessera_buffer_t chip_wrong_shape = buffer(a, chip_bad_shape, 2);
-    code = kl_matmul_chip(&chip_wrong_shape, &B, &C_chip);
-    failures += expect_error(code, TESSERA_ERROR_SHAPE, "chip: wrong shape", kl_matmul_chip_error_message(code));
-    tessera_buffer_t chip_wrong_type = A;
-    chip_wrong_type.type_code = TESSERA_TYPE_INT;
-    code = kl_matmul_chip(&chip_wrong_type, &B, &C_chip);
-    failures += expect_error(code, TESSERA_ERROR_TYPE, "chip: int32 buffer", kl_matmul_chip_error_message(code));
-    free(c_chip);
+    /* The same matmul on the simulated chips, through the same signature: tsp-mini, npu-edge
+     * and tsp-custom (tsp-mini's hardware from this project's targets/tsp-custom.json). */
+    failures += run_chip_matmul(dir, "matmul_chip_C", kl_matmul_chip, kl_matmul_chip_error_message, kl_matmul_chip_last_report, a, b);
+    failures += run_chip_matmul(dir, "matmul_npu_C", kl_matmul_npu, kl_matmul_npu_error_message, kl_matmul_npu_last_report, a, b);
+    failures += run_chip_matmul(dir, "matmul_custom_C", kl_matmul_custom, kl_matmul_custom_error_message, kl_matmul_custom_last_report, a, b);
 
     /* One entry point for any M in 1..96 (kl_matmul_rows): the first M rows of A at several M,
      * each call going to the smallest of the kernels for M = 8, 32, 96 that covers it. */

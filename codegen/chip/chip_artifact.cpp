@@ -3,6 +3,7 @@
 // a runtime uses it to marshal a caller's buffers.
 #include "tessera/codegen/chip_artifact.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -126,6 +127,37 @@ struct ManifestReader {
         }
     }
 };
+
+/// The index maps of a tensor stay inside its chip tensor: each chip dimension takes at most
+/// one source dimension, limits are within the chip shape, and an offset leaves some of its
+/// source dimension on the chip. The runtime trusts these maps to place elements; a hand-edited
+/// manifest that breaks them would run and compute wrong values.
+void check_index_maps(const ManifestReader &r, const ChipTensorMap &mp, const std::string &f) {
+    std::vector<size_t> taken_by(mp.chip_shape.size(), SIZE_MAX);
+    for (size_t d = 0; d < mp.chip_dim_of_source.size(); ++d) {
+        const int cd = mp.chip_dim_of_source[d];
+        if (cd < 0) continue;
+        if (taken_by[size_t(cd)] != SIZE_MAX)
+            r.fail(f + ".chip_dim_of_source", "gives chip dimension " + std::to_string(cd) + " to source dimensions " +
+                                                  std::to_string(taken_by[size_t(cd)]) + " and " + std::to_string(d) +
+                                                  "; each chip dimension takes at most one");
+        taken_by[size_t(cd)] = d;
+    }
+    for (size_t c = 0; c < mp.chip_limit.size(); ++c)
+        if (mp.chip_limit[c] > mp.chip_shape[c])
+            r.fail(f + ".chip_limit", "[" + std::to_string(c) + "] is " + std::to_string(mp.chip_limit[c]) + ", beyond chip_shape[" +
+                                          std::to_string(c) + "] = " + std::to_string(mp.chip_shape[c]));
+    for (size_t d = 0; d < mp.chip_offset.size(); ++d) {
+        const int cd = mp.chip_dim_of_source[d];
+        if (cd < 0 || mp.source_shape[d] == 0) continue; // a broadcast dimension: index 0, no offset used
+        const int64_t limit = mp.chip_limit.empty() ? mp.chip_shape[size_t(cd)] : mp.chip_limit[size_t(cd)];
+        const int64_t offset = mp.chip_offset[d];
+        if (limit > 0 && (offset >= limit || offset + mp.source_shape[d] <= 0))
+            r.fail(f + ".chip_offset", "[" + std::to_string(d) + "] is " + std::to_string(offset) + ": source dimension " + std::to_string(d) +
+                                           " (extent " + std::to_string(mp.source_shape[d]) + ") then lies wholly outside chip dimension " +
+                                           std::to_string(cd) + " (0.." + std::to_string(limit - 1) + ")");
+    }
+}
 
 int64_t element_count(const std::vector<int64_t> &shape) {
     int64_t n = 1;
@@ -315,6 +347,7 @@ ChipArtifact decode_chip_artifact(const uint8_t *data, size_t size, const std::s
             if (mp.chip_dim_of_source.size() != mp.source_shape.size()) r.fail(f + ".chip_dim_of_source", "needs one entry per source dimension");
             if (!mp.chip_offset.empty() && mp.chip_offset.size() != mp.source_shape.size()) r.fail(f + ".chip_offset", "needs one entry per source dimension or none");
             if (!mp.chip_limit.empty() && mp.chip_limit.size() != mp.chip_shape.size()) r.fail(f + ".chip_limit", "needs one entry per chip dimension or none");
+            check_index_maps(r, mp, f);
             if (!mp.constant.empty() && (mp.is_output || int64_t(mp.constant.size()) != element_count(mp.chip_shape)))
                 r.fail(f + ".constant", "must hold one value per chip element of an input");
             cp.tensors.push_back(std::move(mp));
@@ -331,6 +364,8 @@ ChipArtifact decode_chip_artifact(const uint8_t *data, size_t size, const std::s
             arg.is_output = kind == "output";
             arg.type = r.type(args[i], "dtype", f);
             arg.shape = r.shape(args[i], "shape", f);
+            if (const std::string layout = r.text(args[i], "layout", f); layout != "dense row-major")
+                r.fail(f + ".layout", "is '" + layout + "'; chip kernels take dense row-major buffers");
             if (!a.arguments.empty() && a.arguments.back().is_output && !arg.is_output) r.fail(f, "is an input after an output; inputs come first");
             a.arguments.push_back(std::move(arg));
         }
@@ -350,8 +385,10 @@ ChipArtifact decode_chip_artifact(const uint8_t *data, size_t size, const std::s
             const ChipArtifactArgument *found = nullptr;
             for (const ChipArtifactArgument &arg : a.arguments)
                 if (arg.name == mp.source && arg.is_output == mp.is_output) found = &arg;
-            if (!found || found->shape != mp.source_shape)
-                r.fail("chip.tensors", "maps " + mp.tensor + " to '" + mp.source + "', which is no argument of that direction and shape");
+            if (!found) r.fail("chip.tensors", "maps " + mp.tensor + " to '" + mp.source + "', which is no argument of that direction");
+            if (found->shape != mp.source_shape)
+                r.fail("chip.tensors", "maps " + mp.tensor + " to '" + mp.source + "' with source_shape " + json(mp.source_shape).dump() +
+                                           ", but the argument's shape is " + json(found->shape).dump());
         }
     } catch (const nlohmann::json::exception &e) {
         fail(std::string("manifest: ") + e.what());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -39,7 +40,34 @@ const char *kUsage =
     "Runs the registered generator NAME and writes DIR/lib<FUNCTION>.a and DIR/<FUNCTION>.h\n"
     "(FUNCTION defaults to NAME): a static library and C header of the generated kernel.\n"
     "A ranged generator's library dispatches over its ranges; range= and buckets= replace\n"
-    "a registered range's ends or buckets.\n";
+    "a registered range's ends or buckets. With TESSERA_TUNING_DB set, each kernel takes the\n"
+    "database's best record for its workload, and the kernels that have none are listed.\n";
+
+/// With a tuning database (TESSERA_TUNING_DB, as a build running tessera_add_library passes it
+/// on), prints the kernels of the library just written that kept the library schedule, as
+/// `tessera gen-lib` does. `schedules` is LibraryFiles::schedule: one kernel's schedule, or a
+/// dispatching library's "<kernel>: <schedule>; ..." for its buckets.
+void print_untuned(const std::string &function, const std::string &schedules, bool dispatching) {
+    const char *db = std::getenv("TESSERA_TUNING_DB");
+    if (!db || !*db) return;
+    std::vector<std::string> untuned;
+    if (!dispatching) {
+        if (schedules.rfind("tuned", 0) != 0) untuned.push_back(function);
+    } else {
+        for (size_t at = 0; at < schedules.size();) {
+            size_t end = schedules.find("; ", at);
+            if (end == std::string::npos) end = schedules.size();
+            const std::string bucket = schedules.substr(at, end - at);
+            const size_t colon = bucket.find(": ");
+            if (colon != std::string::npos && bucket.compare(colon + 2, 5, "tuned") != 0) untuned.push_back(bucket.substr(0, colon));
+            at = end + 2;
+        }
+    }
+    if (untuned.empty()) return;
+    std::string names;
+    for (const std::string &n : untuned) names += (names.empty() ? "" : " ") + n;
+    std::cout << "untuned kernels (" << untuned.size() << ", library schedule; no record in " << db << "): " << names << "\n";
+}
 
 void add(const std::string &name, Generator g) {
     Registry &r = registry();
@@ -142,6 +170,7 @@ int generator_main(int argc, char **argv) {
             };
             const LibraryFiles files = compile_to_library(at, registered.ranges, function, dir, t, registered.ranged(bucket_grid(registered.ranges).back()).options);
             std::cout << "wrote " << files.library << " and " << files.header << " (" << files.schedule << ")\n";
+            print_untuned(function, files.schedule, true);
             return 0;
         }
         if (!range_settings.empty())
@@ -155,6 +184,7 @@ int generator_main(int argc, char **argv) {
                                  ? compile_to_library(g.pipeline, function, dir, t, g.options)
                                  : compile_to_library(g.pipeline, function, dir, g.output_shapes, t, g.options);
         std::cout << "wrote " << files.library << " and " << files.header << "\n";
+        print_untuned(function, files.schedule, false);
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "tessera: error: " << e.what() << "\n";

@@ -10,15 +10,19 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "tessera/chipsim/target.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/ops/registry.h"
 #include "tessera/reference.h"
 #include "tessera/tuning_db.h"
 #include "tessera/workload.h"
+#include "gen_lib_consumer.h"
 #include "test_support.h"
 
 using namespace tessera;
 using tessera_test::CommandResult;
+using tessera_test::read_raw;
+using tessera_test::write_raw;
 namespace fs = std::filesystem;
 
 namespace {
@@ -35,89 +39,12 @@ std::string read_text(const fs::path &path) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-const char *kSpec = R"({"name": "demo", "kernels": [
-  {"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"}, "targets": ["host", "tsp-mini", "npu-edge"]},
-  {"op": "softmax", "name": "sm", "params": {"rows": 16, "cols": 100}, "targets": ["host", "tsp-mini", "npu-edge"]}
-]})";
-
-/// The consumer: reads raw inputs, calls both kernels through their headers, writes raw outputs,
-/// and checks that a wrong shape is an error code, never a crash. The same file for every target.
-const char *kConsumer = R"(#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include "mm.h"
-#include "sm.h"
-#include "demo_provenance.h"
-
-static void *slurp(const char *dir, const char *name, size_t bytes) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    void *p = malloc(bytes);
-    if (!f || fread(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot read %s\n", path); exit(2); }
-    fclose(f);
-    return p;
-}
-static void spill(const char *dir, const char *name, const void *p, size_t bytes) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    if (!f || fwrite(p, 1, bytes, f) != bytes) { fprintf(stderr, "cannot write %s\n", path); exit(2); }
-    fclose(f);
-}
-static tessera_buffer_t buf(void *data, const int64_t *shape, uint8_t code, uint8_t bits) {
-    tessera_buffer_t b;
-    memset(&b, 0, sizeof b);
-    b.data = data; b.shape = shape; b.dimensions = 2; b.type_code = code; b.type_bits = bits;
-    return b;
-}
-int main(int argc, char **argv) {
-    const char *dir = argv[1];
-    const int64_t a_shape[2] = {32, 48}, b_shape[2] = {48, 64}, c_shape[2] = {32, 64}, x_shape[2] = {16, 100};
-    tessera_buffer_t A = buf(slurp(dir, "A.bin", 32 * 48), a_shape, TESSERA_TYPE_INT, 8);
-    tessera_buffer_t B = buf(slurp(dir, "B.bin", 48 * 64), b_shape, TESSERA_TYPE_INT, 8);
-    tessera_buffer_t C = buf(calloc(32 * 64, 4), c_shape, TESSERA_TYPE_INT, 32);
-    tessera_buffer_t X = buf(slurp(dir, "X.bin", 16 * 100 * 4), x_shape, TESSERA_TYPE_FLOAT, 32);
-    tessera_buffer_t Y = buf(calloc(16 * 100, 4), x_shape, TESSERA_TYPE_FLOAT, 32);
-    int code = mm(&A, &B, &C);
-    if (code) { fprintf(stderr, "mm: %s\n", mm_error_message(code)); return 1; }
-    code = sm(&X, &Y);
-    if (code) { fprintf(stderr, "sm: %s\n", sm_error_message(code)); return 1; }
-    spill(dir, "C.bin", C.data, 32 * 64 * 4);
-    spill(dir, "Y.bin", Y.data, 16 * 100 * 4);
-    const int64_t wrong[2] = {32, 47};
-    A.shape = wrong;
-    code = mm(&A, &B, &C);
-    if (TESSERA_ERROR_KIND(code) != TESSERA_ERROR_SHAPE) { fprintf(stderr, "wrong shape gave code %d\n", code); return 1; }
-    printf("wrong shape: %s\n", mm_error_message(code));
-    printf("provenance: %s\n", demo_provenance());
-    free(A.data); free(B.data); free(C.data); free(X.data); free(Y.data);
-    return 0;
-}
-)";
-
-template <typename T> Buffer<> read_raw(const fs::path &path, Type type, std::vector<int64_t> shape) {
-    Buffer<> b(type, shape);
-    std::ifstream f(path, std::ios::binary);
-    int64_t n = 1;
-    for (int64_t e : shape) n *= e;
-    f.read(static_cast<char *>(b.data()), std::streamsize(n * int64_t(sizeof(T))));
-    EXPECT_TRUE(bool(f)) << "cannot read " << path;
-    return b;
-}
-
-void write_raw(const fs::path &path, const Buffer<> &b) {
-    int64_t n = (b.type().bits() + 7) / 8;
-    for (int64_t e : b.shape()) n *= e;
-    write_text(path, std::string(static_cast<const char *>(b.data()), size_t(n)));
-}
-
 } // namespace
 
 TEST(CliGenLib, OneSpecBuildsHostAndChipLibrariesThatACProgramRunsLikeTheReference) {
     const fs::path dir = tessera_test::unique_temp_dir();
-    write_text(dir / "spec.json", kSpec);
-    write_text(dir / "consumer.c", kConsumer);
+    write_text(dir / "spec.json", tessera_test::kGenLibSpec);
+    write_text(dir / "consumer.c", tessera_test::kGenLibConsumer);
     const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --json");
     ASSERT_EQ(gen.status, 0) << gen.err;
     const auto built = nlohmann::json::parse(gen.out);
@@ -133,14 +60,7 @@ TEST(CliGenLib, OneSpecBuildsHostAndChipLibrariesThatACProgramRunsLikeTheReferen
     }
 
     // The same inputs for every target, and the reference's answer.
-    const ops::OpInstance mm = ops::build_op("matmul", {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}});
-    const ops::OpInstance sm = ops::build_op("softmax", {{"rows", "16"}, {"cols", "100"}});
-    const Bindings mm_in = mm.random_inputs(5), sm_in = sm.random_inputs(6);
-    write_raw(dir / "A.bin", mm_in[0].name == "A" ? mm_in[0].buffer : mm_in[1].buffer);
-    write_raw(dir / "B.bin", mm_in[0].name == "A" ? mm_in[1].buffer : mm_in[0].buffer);
-    write_raw(dir / "X.bin", sm_in[0].buffer);
-    const Buffer<> mm_expected = evaluate_reference(mm.pipeline, mm.output_shapes, mm_in)[0];
-    const Buffer<> sm_expected = evaluate_reference(sm.pipeline, sm.output_shapes, sm_in)[0];
+    const tessera_test::GenLibExpected expected = tessera_test::write_gen_lib_inputs(dir);
 
     for (const std::string target : {"host", "tsp-mini", "npu-edge"}) {
         SCOPED_TRACE(target);
@@ -159,39 +79,46 @@ TEST(CliGenLib, OneSpecBuildsHostAndChipLibrariesThatACProgramRunsLikeTheReferen
         EXPECT_NE(run.out.find("wrong shape: "), std::string::npos) << run.out;
         EXPECT_NE(run.out.find("\"target\": \"" + target + "\""), std::string::npos) << "the provenance names its target: " << run.out;
 
-        const Buffer<> c = read_raw<int32_t>(dir / "C.bin", Int(32), {32, 64});
-        const Comparison mm_cmp = compare(c, mm_expected, Tolerance::for_type(Int(32)));
-        EXPECT_TRUE(mm_cmp.equal) << "int8 matmul must be exact: " << mm_cmp.message;
-        const Buffer<> y = read_raw<float>(dir / "Y.bin", Float(32), {16, 100});
-        // Chips compute softmax with their VXM's fp32 exp: bf16's tolerance, as `tessera run` checks chips.
-        const Comparison sm_cmp = compare(y, sm_expected, Tolerance::for_type(target == "host" ? Float(32) : BFloat(16), 100));
-        EXPECT_TRUE(sm_cmp.equal) << sm_cmp.message;
+        tessera_test::expect_gen_lib_outputs(dir, target, expected);
     }
 }
 
-TEST(CliGenLib, UsesTheTuningDatabaseAndNamesTheRecord) {
-    const fs::path dir = tessera_test::unique_temp_dir();
-    const std::string db_path = (dir / "tuning.db").string();
-    const std::map<std::string, std::string> params = {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}};
-    int64_t id = 0;
-    {
-        ops::OpInstance op = ops::build_op("matmul", params);
-        const Target tsp = Target::named("tsp-mini");
-        apply_chip_library_schedule(op.pipeline, tsp, op.output_shapes);
-        TuningDatabase db(db_path);
-        MeasuredSchedule m;
-        m.schedule = op.pipeline.schedule();
-        m.measurement = Measurement::chip_cycles(99);
-        id = db.add(Workload::of(op.pipeline, op.output_shapes, op.description()), TargetIdentity::of(tsp), m);
-    }
-    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
-                                       "targets": ["host", "tsp-mini"]}]})");
-    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --db '" + db_path + "'");
-    ASSERT_EQ(gen.status, 0) << gen.err;
+namespace {
+
+/// A tuning database at `db_path` holding one record: the tsp-mini library schedule of the int8
+/// matmul M=32 N=64 K=48, said to take 99 cycles. Returns its ID.
+int64_t add_tsp_matmul_record(const std::string &db_path) {
+    ops::OpInstance op = ops::build_op("matmul", {{"M", "32"}, {"N", "64"}, {"K", "48"}, {"dtype", "int8"}});
+    const Target tsp = Target::named("tsp-mini");
+    apply_chip_library_schedule(op.pipeline, tsp, op.output_shapes);
+    TuningDatabase db(db_path);
+    MeasuredSchedule m;
+    m.schedule = op.pipeline.schedule();
+    m.measurement = Measurement::chip_cycles(99);
+    return db.add(Workload::of(op.pipeline, op.output_shapes, op.description()), TargetIdentity::of(tsp), m);
+}
+
+const char *kTunedSpec = R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+                                       "targets": ["host", "tsp-mini"]}]})";
+
+/// What gen-lib prints when the tsp-mini kernel took record `id` and the host kernel had none.
+void expect_tuned_tsp_kernel(const CommandResult &gen, int64_t id) {
     EXPECT_NE(gen.out.find("tsp-mini/mm: matmul K=48 M=32 N=64 batch=1 dtype=int8 transpose_a=0 transpose_b=0, tuned record #" + std::to_string(id)),
               std::string::npos)
         << gen.out;
     EXPECT_NE(gen.out.find("untuned kernels (1, library schedule): host/mm\n"), std::string::npos) << gen.out;
+}
+
+} // namespace
+
+TEST(CliGenLib, UsesTheTuningDatabaseAndNamesTheRecord) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    const int64_t id = add_tsp_matmul_record(db_path);
+    write_text(dir / "spec.json", kTunedSpec);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --db '" + db_path + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    expect_tuned_tsp_kernel(gen, id);
     std::ifstream manifest(dir / "lib" / "tsp-mini" / "mm.manifest.json");
     const auto m = nlohmann::json::parse(manifest);
     EXPECT_EQ(m["tuning_record_id"], id);
@@ -201,6 +128,125 @@ TEST(CliGenLib, UsesTheTuningDatabaseAndNamesTheRecord) {
     const auto p = nlohmann::json::parse(provenance);
     EXPECT_EQ(p["kernels"][0]["tuning_record_id"], id);
     EXPECT_EQ(p["compiler_version"], compiler_version());
+}
+
+TEST(CliGenLib, TakesTheTuningDatabaseFromTheEnvironmentWithoutDb) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    const int64_t id = add_tsp_matmul_record(db_path);
+    write_text(dir / "spec.json", kTunedSpec);
+    const CommandResult gen = tessera_test::run_command("env TESSERA_TUNING_DB='" + db_path + "' '" TESSERA_CLI "' gen-lib '" +
+                                                        (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    expect_tuned_tsp_kernel(gen, id);
+    const auto m = nlohmann::json::parse(read_text(dir / "lib" / "tsp-mini" / "mm.manifest.json"));
+    EXPECT_EQ(m["tuning_record_id"], id);
+}
+
+namespace {
+
+/// A consumer of one matmul kernel, compiled once per kernel: -DKERNEL=<name> -DKERNEL_H="<name>.h"
+/// -DM=<rows> -DIN_CODE/-DIN_BITS (the operands' type) -DOUT_CODE/-DOUT_BITS (the result's), N = 16,
+/// K = 24. Reads A.bin and B.bin from the folder given, writes C.bin.
+const std::string kOneMatmulConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include KERNEL_H
+#define STR2(x) #x
+#define STR(x) STR2(x)
+#define ERROR_MESSAGE2(k) k##_error_message
+#define ERROR_MESSAGE(k) ERROR_MESSAGE2(k)
+
+)" + std::string(tessera_test::kConsumerHelpers) + R"(int main(int argc, char **argv) {
+    const int64_t a_shape[2] = {M, 24}, b_shape[2] = {24, 16}, c_shape[2] = {M, 16};
+    tessera_buffer_t A = buf(slurp(argv[1], "A.bin", M * 24 * IN_BITS / 8), a_shape, IN_CODE, IN_BITS);
+    tessera_buffer_t B = buf(slurp(argv[1], "B.bin", 24 * 16 * IN_BITS / 8), b_shape, IN_CODE, IN_BITS);
+    tessera_buffer_t C = buf(calloc(M * 16, OUT_BITS / 8), c_shape, OUT_CODE, OUT_BITS);
+    int code = KERNEL(&A, &B, &C);
+    if (code) { fprintf(stderr, "%s: %s\n", STR(KERNEL), ERROR_MESSAGE(KERNEL)(code)); return 1; }
+    spill(argv[1], "C.bin", C.data, M * 16 * OUT_BITS / 8);
+    free(A.data); free(B.data); free(C.data);
+    return 0;
+}
+)";
+
+} // namespace
+
+TEST(CliGenLib, AListValuedParameterBuildsOneCorrectKernelPerValue) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    write_text(dir / "spec.json", R"({"name": "lists", "kernels": [{"op": "matmul", "name": "mm",
+        "params": {"M": [8, 32], "N": 16, "K": 24, "dtype": ["int8", "float32"]}, "targets": ["host", "tsp-mini"]}]})");
+    write_text(dir / "consumer.c", kOneMatmulConsumer);
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "' --repeats 1 --json");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    const auto report = nlohmann::json::parse(gen.out);
+    std::set<std::string> built;
+    for (const auto &k : report["kernels"]) built.insert(k["target"].get<std::string>() + "/" + k["name"].get<std::string>());
+    std::set<std::string> want;
+    for (const std::string target : {"host", "tsp-mini"})
+        for (const std::string kernel : {"mm_M8_dtypeint8", "mm_M8_dtypefloat32", "mm_M32_dtypeint8", "mm_M32_dtypefloat32"})
+            want.insert(target + "/" + kernel);
+    EXPECT_EQ(built, want) << "one kernel per combination of the listed values";
+
+    for (const int64_t m : {8, 32}) {
+        for (const std::string dtype : {"int8", "float32"}) {
+            const ops::OpInstance op = ops::build_op("matmul", {{"M", std::to_string(m)}, {"N", "16"}, {"K", "24"}, {"dtype", dtype}});
+            const Bindings in = op.random_inputs(uint64_t(m) + dtype.size());
+            write_raw(dir / "A.bin", in[0].name == "A" ? in[0].buffer : in[1].buffer);
+            write_raw(dir / "B.bin", in[0].name == "A" ? in[1].buffer : in[0].buffer);
+            const Buffer<> expected = evaluate_reference(op.pipeline, op.output_shapes, in)[0];
+            const bool int8 = dtype == "int8";
+            const std::string kernel = "mm_M" + std::to_string(m) + "_dtype" + dtype;
+            for (const std::string target : {"host", "tsp-mini"}) {
+                SCOPED_TRACE(target + "/" + kernel);
+                const fs::path lib = dir / "lib" / target;
+                const std::string program = (dir / (target + "_" + kernel)).string();
+                const CommandResult cc = tessera_test::run_command(
+                    "cc -std=c11 -Wall -Werror -DKERNEL=" + kernel + " '-DKERNEL_H=\"" + kernel + ".h\"' -DM=" + std::to_string(m) +
+                    (int8 ? " -DIN_CODE=TESSERA_TYPE_INT -DIN_BITS=8 -DOUT_CODE=TESSERA_TYPE_INT -DOUT_BITS=32"
+                          : " -DIN_CODE=TESSERA_TYPE_FLOAT -DIN_BITS=32 -DOUT_CODE=TESSERA_TYPE_FLOAT -DOUT_BITS=32") +
+                    " '" + (dir / "consumer.c").string() + "' -I'" + lib.string() + "' -I'" TESSERA_SOURCE_DIR "/codegen/chiprt/include' -I'" TESSERA_SOURCE_DIR
+                    "/codegen/include' '" + (lib / ("lib" + kernel + ".a")).string() + "' -L'" TESSERA_BINARY_DIR "/codegen/chiprt' -Wl,-rpath,'" TESSERA_BINARY_DIR
+                    "/codegen/chiprt' -ltessera_chiprt -lpthread -lm -o '" + program + "'" + (tessera_test::kSanitized ? " -fsanitize=address,undefined" : ""));
+                ASSERT_EQ(cc.status, 0) << cc.err;
+                const CommandResult run = tessera_test::run_command("'" + program + "' '" + dir.string() + "'");
+                ASSERT_EQ(run.status, 0) << run.err;
+                const Buffer<> c = int8 ? read_raw<int32_t>(dir / "C.bin", Int(32), {m, 16}) : read_raw<float>(dir / "C.bin", Float(32), {m, 16});
+                // int8: exact; float32: fp32's tolerance on the host, bf16's on the chip (its MXM rounds operands to bf16).
+                const Type tolerance = int8 ? Int(32) : target == "host" ? Float(32) : BFloat(16);
+                const Comparison cmp = compare(c, expected, Tolerance::for_type(tolerance, 24));
+                EXPECT_TRUE(cmp.equal) << cmp.message;
+            }
+        }
+    }
+}
+
+TEST(CliGenLib, AJsonTargetsFolderIsNamedByItsNameAndTwoTargetsOfOneNameAreRefused) {
+    const fs::path dir = tessera_test::unique_temp_dir();
+    chipsim::Target chip = chipsim::load_target("tsp-mini");
+    chip.name = "my-chip";
+    write_text(dir / "my_chip_file.json", chip.to_json());
+    chip.name = "tsp-mini";
+    write_text(dir / "imposter.json", chip.to_json());
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+        "targets": ["tsp-mini", ")" + (dir / "my_chip_file.json").string() + R"("]}]})");
+    const CommandResult gen = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "lib").string() + "'");
+    ASSERT_EQ(gen.status, 0) << gen.err;
+    EXPECT_NE(gen.out.find("\nmy-chip/mm: matmul"), std::string::npos) << gen.out;
+    std::set<std::string> folders;
+    for (const auto &entry : fs::directory_iterator(dir / "lib")) folders.insert(entry.path().filename().string());
+    EXPECT_EQ(folders, (std::set<std::string>{"tsp-mini", "my-chip"}));
+    const auto m = nlohmann::json::parse(read_text(dir / "lib" / "my-chip" / "mm.manifest.json"));
+    EXPECT_EQ(m["target"]["name"], "my-chip");
+    EXPECT_TRUE(fs::exists(dir / "lib" / "my-chip" / "libmm.a"));
+
+    write_text(dir / "spec.json", R"({"kernels": [{"op": "matmul", "name": "mm", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"},
+        "targets": ["tsp-mini", ")" + (dir / "imposter.json").string() + R"("]}]})");
+    const CommandResult clash = tessera_cli("gen-lib '" + (dir / "spec.json").string() + "' -o '" + (dir / "clash").string() + "'");
+    EXPECT_EQ(clash.status, 1);
+    EXPECT_NE(clash.err.find("tessera: error: targets 'tsp-mini' and '" + (dir / "imposter.json").string() + "' are both named 'tsp-mini'"),
+              std::string::npos)
+        << clash.err;
 }
 
 TEST(CliGenLib, BadSpecsAreClearErrors) {

@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
 #include <tessera/chiprt.h>
 #include <tessera/codegen/aot.h>
 #include <tessera/codegen/chip_artifact.h>
@@ -15,6 +17,7 @@
 #include <tessera/codegen/chip_schedules.h>
 #include <tessera/ops.h>
 #include <tessera/reference.h>
+#include <tessera/tuning_db.h>
 
 #include "test_support.h"
 
@@ -65,6 +68,21 @@ std::pair<int, std::string> load_code(const std::vector<uint8_t> &bytes, const c
     return {code, tessera_chip_last_error()};
 }
 
+/// Artifact bytes with their manifest replaced by `manifest` (lengths and checksum made valid,
+/// as chip_artifact.h lays the file out: a 36-byte header, the manifest, the program).
+std::vector<uint8_t> with_manifest(const std::vector<uint8_t> &bytes, const std::string &manifest) {
+    uint64_t old_len = 0;
+    for (int i = 0; i < 8; ++i) old_len |= uint64_t(bytes[12 + size_t(i)]) << (8 * i);
+    std::vector<uint8_t> out(bytes.begin(), bytes.begin() + 36);
+    out.insert(out.end(), manifest.begin(), manifest.end());
+    out.insert(out.end(), bytes.begin() + 36 + long(old_len), bytes.end());
+    for (int i = 0; i < 8; ++i) out[12 + size_t(i)] = uint8_t(uint64_t(manifest.size()) >> (8 * i));
+    uint64_t h = 14695981039346656037ull; // FNV-1a 64 of manifest and program
+    for (size_t i = 36; i < out.size(); ++i) h = (h ^ out[i]) * 1099511628211ull;
+    for (int i = 0; i < 8; ++i) out[28 + size_t(i)] = uint8_t(h >> (8 * i));
+    return out;
+}
+
 class ChipArtifactRun : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ChipArtifactRun, RuntimeRunsTheArtifactOnCallerBuffersLikeTheBackend) {
@@ -81,6 +99,31 @@ TEST_P(ChipArtifactRun, RuntimeRunsTheArtifactOnCallerBuffersLikeTheBackend) {
     EXPECT_EQ(back.arguments[0].name, "A");
     EXPECT_EQ(back.arguments[2].type, Int(32));
     EXPECT_EQ(encode_chip_artifact(back), bytes);
+    // The manifest: each argument's shape, dtype and layout, the schedule compiled, the compiler.
+    const auto manifest = nlohmann::json::parse(chip_artifact_manifest(back));
+    const std::vector<std::vector<int64_t>> shapes = {{kM, kK}, {kK, kN}, {kM, kN}};
+    const std::vector<std::string> names = {"A", "B", original.arguments[2].name}, kinds = {"input", "input", "output"},
+                                   dtypes = {"int8", "int8", "int32"};
+    ASSERT_EQ(manifest["arguments"].size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+        const auto &arg = manifest["arguments"][i];
+        EXPECT_EQ(back.arguments[i].shape, shapes[i]) << i;
+        EXPECT_EQ(arg["name"], names[i]);
+        EXPECT_EQ(arg["kind"], kinds[i]);
+        EXPECT_EQ(arg["dtype"], dtypes[i]);
+        EXPECT_EQ(arg["shape"].get<std::vector<int64_t>>(), shapes[i]);
+        EXPECT_EQ(arg["layout"], "dense row-major");
+    }
+    EXPECT_EQ(back.schedule_json, mm.p.schedule().to_json()) << "the library schedule the pipeline carried";
+    EXPECT_EQ(manifest["schedule"], mm.p.schedule().to_json());
+    EXPECT_EQ(back.schedule_source, original.schedule_source);
+    EXPECT_FALSE(back.schedule_source.empty());
+    EXPECT_EQ(back.compiler_version, compiler_version());
+    EXPECT_EQ(manifest["compiler_version"], compiler_version());
+    EXPECT_EQ(back.tuning_record_id, -1);
+    EXPECT_TRUE(manifest["tuning_record_id"].is_null());
+    EXPECT_EQ(manifest["target"]["name"], chip);
+    EXPECT_EQ(manifest["target"]["hash"], TargetIdentity::of(Target::named(chip)).hash);
 
     tessera_chip_kernel_t *k = nullptr;
     ASSERT_EQ(tessera_chip_load_memory(bytes.data(), bytes.size(), chip.c_str(), &k), TESSERA_OK) << tessera_chip_last_error();
@@ -235,6 +278,62 @@ TEST(ChipArtifact, BadFilesAreErrorsNotCrashes) {
     ASSERT_EQ(tessera_chip_load(path.c_str(), "tsp-mini", &k), TESSERA_OK) << tessera_chip_last_error();
     tessera_chip_free(k);
     EXPECT_TRUE(std::filesystem::exists(dir / "mm.manifest.json"));
+}
+
+TEST(ChipArtifact, InconsistentTensorMapsAreRefusedNamingTheField) {
+    // Hand-edited manifests whose index maps would place elements off the chip tensor or onto one
+    // another: each must be refused by decode_chip_artifact (a tessera::Error naming the field) and
+    // by the C loader (an artifact error), never loaded and run on wrong values.
+    const Matmul mm("tsp-mini");
+    const ChipArtifact good = compile_chip_artifact(mm.p, "mm", Target::named("tsp-mini"), {{kM, kN}});
+    const ChipTensorMap &a_map = good.program.tensors.at(0);
+    ASSERT_EQ(a_map.source, "A");
+    ASSERT_EQ(a_map.source_shape, (std::vector<int64_t>{kM, kK}));
+    ASSERT_EQ(a_map.chip_shape.size(), 2u);
+    auto refused_with = [&](const std::function<void(ChipTensorMap &)> &edit, const std::string &field, const std::string &why) {
+        ChipArtifact bad = good;
+        edit(bad.program.tensors.at(0));
+        const std::vector<uint8_t> bytes = encode_chip_artifact(bad);
+        try {
+            decode_chip_artifact(bytes.data(), bytes.size(), "edited.tchip");
+            ADD_FAILURE() << field << ": accepted";
+        } catch (const Error &e) {
+            EXPECT_THAT(e.what(), HasSubstr("edited.tchip: manifest field '" + field + "' " + why));
+        }
+        const auto [code, message] = load_code(bytes);
+        EXPECT_EQ(code, TESSERA_ERROR_ARTIFACT) << field;
+        EXPECT_THAT(message, HasSubstr(field));
+    };
+    refused_with([](ChipTensorMap &m) { m.chip_dim_of_source = {1, 1}; }, "chip.tensors[0].chip_dim_of_source",
+                 "gives chip dimension 1 to source dimensions 0 and 1; each chip dimension takes at most one");
+    refused_with([](ChipTensorMap &m) { m.chip_dim_of_source = {0, 2}; }, "chip.tensors[0].chip_dim_of_source", "is not an integer in [-1, 1]");
+    refused_with([](ChipTensorMap &m) { m.chip_dim_of_source = {0}; }, "chip.tensors[0].chip_dim_of_source", "needs one entry per source dimension");
+    refused_with([](ChipTensorMap &m) { m.chip_offset = {1000000, 0}; }, "chip.tensors[0].chip_offset",
+                 "[0] is 1000000: source dimension 0 (extent 48) then lies wholly outside chip dimension 0");
+    refused_with([](ChipTensorMap &m) { m.chip_offset = {0, -1000000}; }, "chip.tensors[0].chip_offset",
+                 "[1] is -1000000: source dimension 1 (extent 40) then lies wholly outside chip dimension 1");
+    refused_with([](ChipTensorMap &m) { m.chip_offset = {0}; }, "chip.tensors[0].chip_offset", "needs one entry per source dimension or none");
+    refused_with([](ChipTensorMap &m) { m.chip_limit = {1}; }, "chip.tensors[0].chip_limit", "needs one entry per chip dimension or none");
+    refused_with([](ChipTensorMap &m) { m.chip_limit = {m.chip_shape[0] + 1, m.chip_shape[1]}; }, "chip.tensors[0].chip_limit",
+                 "[0] is " + std::to_string(a_map.chip_shape[0] + 1) + ", beyond chip_shape[0] = " + std::to_string(a_map.chip_shape[0]));
+    refused_with([](ChipTensorMap &m) { m.source = "Z"; }, "chip.tensors", "maps " + a_map.tensor + " to 'Z', which is no argument of that direction");
+    refused_with([](ChipTensorMap &m) { m.source_shape = {kM, kK + 1}; }, "chip.tensors",
+                 "maps " + a_map.tensor + " to 'A' with source_shape [48,41], but the argument's shape is [48,40]");
+    // A layout the runtime does not marshal.
+    std::string manifest = chip_artifact_manifest(good);
+    const std::string dense = "\"layout\": \"dense row-major\"";
+    manifest.replace(manifest.find(dense), dense.size(), "\"layout\": \"column-major\"");
+    try {
+        const std::vector<uint8_t> edited = with_manifest(encode_chip_artifact(good), manifest);
+        decode_chip_artifact(edited.data(), edited.size(), "edited.tchip");
+        ADD_FAILURE() << "a column-major argument was accepted";
+    } catch (const Error &e) {
+        EXPECT_THAT(e.what(), HasSubstr("manifest field 'arguments[0].layout' is 'column-major'; chip kernels take dense row-major buffers"));
+    }
+    // An offset that keeps part of the source on the chip (a group's slice) is still accepted.
+    ChipArtifact slice = good;
+    slice.program.tensors.at(0).chip_offset = {-(kM - 1), 0};
+    EXPECT_EQ(load_code(encode_chip_artifact(slice)).first, TESSERA_OK);
 }
 
 TEST(ChipArtifact, CompilingForTheHostIsRefused) {

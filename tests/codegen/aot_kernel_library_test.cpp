@@ -2,7 +2,10 @@
 // `tessera` from there, configure and
 // build apps/kernel_library against the installed package (generators run at build time,
 // kernels link into a plain C program), run the program, and compare what it computed with the
-// reference evaluator on the same inputs.
+// reference evaluator on the same inputs. Then the installed `tessera gen-lib` builds one spec
+// for the host and both chips, and a plain C consumer compiled against the prefix's include/ and
+// lib/ alone gets the reference's values from each; and one C program links a host and a chip
+// kernel of one spec at once and gets the reference's values from both.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "gen_lib_consumer.h"
 #include "kernel_pipelines.h"
 #include "test_support.h"
 #include "tessera/reference.h"
@@ -52,6 +56,38 @@ void expect_matches(const Pipeline &p, const fs::path &dir, const std::vector<st
     EXPECT_TRUE(c.equal) << output_file << ": " << c.message;
 }
 
+/// Installs the build into WORK/prefix (a fresh WORK) and runs the installed `tessera gen-lib` on
+/// `spec` into WORK/lib, with nothing of the build tree (no LD_LIBRARY_PATH: the CLI finds its
+/// libraries from the prefix). Not through run(): its log file belongs to the first test, which
+/// ctest -j may run beside the others. Returns the prefix.
+fs::path install_and_gen_lib(const fs::path &work, const std::string &spec) {
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const fs::path prefix = work / "prefix";
+    const tessera_test::CommandResult install = tessera_test::run_command("cmake --install " TESSERA_BINARY_DIR " --prefix '" + prefix.string() + "'");
+    EXPECT_EQ(install.status, 0) << install.out << install.err;
+    std::ofstream(work / "spec.json") << spec;
+    const tessera_test::CommandResult gen = tessera_test::run_command("env -u LD_LIBRARY_PATH '" + (prefix / "bin" / "tessera").string() +
+                                                                      "' gen-lib '" + (work / "spec.json").string() + "' -o '" +
+                                                                      (work / "lib").string() + "' --repeats 1");
+    EXPECT_EQ(gen.status, 0) << gen.err;
+    return prefix;
+}
+
+/// Compiles the plain C `source` into `program` against the installed prefix's include/ and lib/
+/// alone (the chip kernels' headers include tessera/chiprt.h), the generated headers' folders
+/// `includes` and their `archives`.
+tessera_test::CommandResult cc_against_prefix(const fs::path &source, const std::vector<fs::path> &includes,
+                                              const std::vector<fs::path> &archives, const fs::path &prefix, const std::string &program) {
+    std::string command = "cc -std=c11 -Wall -Werror '" + source.string() + "'";
+    for (const fs::path &dir : includes) command += " -I'" + dir.string() + "'";
+    command += " -I'" + (prefix / "include").string() + "'";
+    for (const fs::path &archive : archives) command += " '" + archive.string() + "'";
+    command += " -L'" + (prefix / "lib").string() + "' -Wl,-rpath,'" + (prefix / "lib").string() + "' -ltessera_chiprt -lpthread -lm -o '" +
+               program + "'" + (tessera_test::kSanitized ? " -fsanitize=address,undefined" : "");
+    return tessera_test::run_command(command);
+}
+
 } // namespace
 
 TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
@@ -80,8 +116,17 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
     expect_matches(matmul(), work / "out", {"matmul_A", "matmul_B"}, "matmul_C", {kM, kN}, kK);
     // The chip library, built from the same algorithm and called on the same inputs: equal to the
     // reference within bf16's tolerance (the MXM multiplies fp32 operands rounded to bf16).
-    expect_matches(matmul_chip(), work / "out", {"matmul_A", "matmul_B"}, "matmul_chip_C", {kM, kN}, kK, BFloat(16));
-    EXPECT_NE(log_text().find("kl_matmul_chip on tsp-mini: "), std::string::npos) << log_text();
+    // The same on npu-edge, and on tsp-custom: the project's JSON copy of tsp-mini under its own name.
+    for (const auto &[output, chip] : {std::pair{"matmul_chip_C", "tsp-mini"}, {"matmul_npu_C", "npu-edge"}, {"matmul_custom_C", "tsp-custom"}}) {
+        expect_matches(matmul_chip(), work / "out", {"matmul_A", "matmul_B"}, output, {kM, kN}, kK, BFloat(16));
+        EXPECT_NE(log_text().find(std::string(output) + " on " + chip + ": "), std::string::npos) << log_text();
+    }
+    // A relative JSON target is taken from the project's folder (the generator runs in the build
+    // folder, so the library above would not exist otherwise), and the library depends on it.
+    const tessera_test::CommandResult query =
+        tessera_test::run_command("ninja -C " + build + " -t query " + build + "/kl_matmul_custom.tessera/libkl_matmul_custom.a");
+    ASSERT_EQ(query.status, 0) << query.err;
+    EXPECT_NE(query.out.find("\n    " TESSERA_SOURCE_DIR "/apps/kernel_library/targets/tsp-custom.json\n"), std::string::npos) << query.out;
     // The dispatching matmul: one entry point, the first M rows of matmul_A at each M, each
     // equal to the reference at that M (the kernels for M = 8, 32, 96 ran on zero-padded rows).
     const Buffer<> a_all = Buffer<>::load_npy((work / "out" / "matmul_A.npy").string());
@@ -104,4 +149,78 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
         EXPECT_NE(log_text().find(line), std::string::npos) << line << "\n" << log_text();
     expect_matches(conv2d(), work / "out", {"conv2d_X", "conv2d_W"}, "conv2d_Y", {kBatch, kOut, kSize, kSize}, kChannels * 9);
     expect_matches(softmax(), work / "out", {"softmax_X"}, "softmax_Y", {kRows, kCols}, kCols);
+}
+
+TEST(AotKernelLibrary, InstalledGenLibBuildsHostAndChipLibrariesFromOneSpecThatAPlainCProgramRunsLikeTheReference) {
+    const fs::path work = fs::path(TESSERA_BINARY_DIR) / "aot_gen_lib";
+    const fs::path prefix = install_and_gen_lib(work, tessera_test::kGenLibSpec);
+    ASSERT_FALSE(testing::Test::HasFailure());
+    std::ofstream(work / "consumer.c") << tessera_test::kGenLibConsumer;
+    const tessera_test::GenLibExpected expected = tessera_test::write_gen_lib_inputs(work);
+    for (const std::string target : {"host", "tsp-mini", "npu-edge"}) {
+        SCOPED_TRACE(target);
+        const fs::path lib = work / "lib" / target;
+        const std::string program = (work / ("consumer_" + target)).string();
+        const tessera_test::CommandResult cc = cc_against_prefix(work / "consumer.c", {lib}, {lib / "libmm.a", lib / "libsm.a", lib / "libdemo_provenance.a"},
+                                                                 prefix, program);
+        ASSERT_EQ(cc.status, 0) << cc.err;
+        const tessera_test::CommandResult ran = tessera_test::run_command("env -u LD_LIBRARY_PATH '" + program + "' '" + work.string() + "'");
+        ASSERT_EQ(ran.status, 0) << ran.err;
+        EXPECT_NE(ran.out.find("wrong shape: "), std::string::npos) << ran.out;
+        EXPECT_NE(ran.out.find("\"target\": \"" + target + "\""), std::string::npos) << "the provenance names its target: " << ran.out;
+        tessera_test::expect_gen_lib_outputs(work, target, expected);
+    }
+}
+
+namespace {
+
+/// One program linking a host and a chip kernel of one spec at once (named apart, so that both
+/// fit one link): the same int8 inputs through both, each result written for the test to check.
+const std::string kBothConsumer = R"(#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mm_host.h"
+#include "mm_chip.h"
+)" + std::string(tessera_test::kConsumerHelpers) + R"(int main(int argc, char **argv) {
+    const char *dir = argv[1];
+    const int64_t a_shape[2] = {32, 48}, b_shape[2] = {48, 64}, c_shape[2] = {32, 64};
+    tessera_buffer_t A = buf(slurp(dir, "A.bin", 32 * 48), a_shape, TESSERA_TYPE_INT, 8);
+    tessera_buffer_t B = buf(slurp(dir, "B.bin", 48 * 64), b_shape, TESSERA_TYPE_INT, 8);
+    tessera_buffer_t C = buf(calloc(32 * 64, 4), c_shape, TESSERA_TYPE_INT, 32);
+    int code = mm_host(&A, &B, &C);
+    if (code) { fprintf(stderr, "mm_host: %s\n", mm_host_error_message(code)); return 1; }
+    spill(dir, "C_host.bin", C.data, 32 * 64 * 4);
+    memset(C.data, 0, 32 * 64 * 4);
+    code = mm_chip(&A, &B, &C);
+    if (code) { fprintf(stderr, "mm_chip: %s\n", mm_chip_error_message(code)); return 1; }
+    spill(dir, "C_chip.bin", C.data, 32 * 64 * 4);
+    printf("mm_chip on %s: %lld cycles\n", mm_chip_last_report()->target, (long long)mm_chip_last_report()->cycles);
+    free(A.data); free(B.data); free(C.data);
+    return 0;
+}
+)";
+
+} // namespace
+
+TEST(AotKernelLibrary, OnePlainCProgramLinksAHostAndAChipKernelOfOneInstalledGenLibSpec) {
+    const fs::path work = fs::path(TESSERA_BINARY_DIR) / "aot_gen_lib_both";
+    const fs::path prefix = install_and_gen_lib(work, R"({"name": "both", "kernels": [
+        {"op": "matmul", "name": "mm_host", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"}, "targets": ["host"]},
+        {"op": "matmul", "name": "mm_chip", "params": {"M": 32, "N": 64, "K": 48, "dtype": "int8"}, "targets": ["tsp-mini"]}]})");
+    ASSERT_FALSE(testing::Test::HasFailure());
+    std::ofstream(work / "consumer.c") << kBothConsumer;
+    const tessera_test::GenLibExpected expected = tessera_test::write_gen_lib_inputs(work);
+    const fs::path host = work / "lib" / "host", chip = work / "lib" / "tsp-mini";
+    const std::string program = (work / "consumer").string();
+    const tessera_test::CommandResult cc =
+        cc_against_prefix(work / "consumer.c", {host, chip}, {host / "libmm_host.a", chip / "libmm_chip.a"}, prefix, program);
+    ASSERT_EQ(cc.status, 0) << cc.err;
+    const tessera_test::CommandResult ran = tessera_test::run_command("env -u LD_LIBRARY_PATH '" + program + "' '" + work.string() + "'");
+    ASSERT_EQ(ran.status, 0) << ran.err;
+    EXPECT_NE(ran.out.find("mm_chip on tsp-mini: "), std::string::npos) << ran.out;
+    for (const char *file : {"C_host.bin", "C_chip.bin"}) {
+        const Buffer<> c = tessera_test::read_raw<int32_t>(work / file, Int(32), {32, 64});
+        const Comparison cmp = compare(c, expected.mm, Tolerance::for_type(Int(32)));
+        EXPECT_TRUE(cmp.equal) << file << ": int8 matmul must be exact: " << cmp.message;
+    }
 }

@@ -5,6 +5,7 @@
 // and `tessera gen-lib`'s (CliGenLib).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -18,6 +19,8 @@
 #include "tessera/ops/registry.h"
 #include "tessera/reference.h"
 #include "tessera/tessera.h"
+#include "tessera/tuning_db.h"
+#include "tessera/workload.h"
 
 namespace {
 
@@ -332,15 +335,16 @@ TESSERA_REGISTER_GENERATOR(test_rows_without_shapes, {ShapeRange{"M", 1, 16, {}}
                            [](const std::vector<int64_t> &v) { return GeneratedPipeline(matmul_of_rows(v[0]).pipeline); });
 TESSERA_REGISTER_GENERATOR(test_fixed_rows, [] { return GeneratedPipeline(matmul_of_rows(4).pipeline, {{4, 16}}); });
 
-/// generator_main's exit code and what it printed on stderr.
-std::pair<int, std::string> run_driver(std::vector<std::string> args) {
+/// generator_main's exit code and what it printed on stderr (and on stdout into `out`).
+std::pair<int, std::string> run_driver(std::vector<std::string> args, std::string *out = nullptr) {
     args.insert(args.begin(), "generator");
     std::vector<char *> argv;
     for (std::string &a : args) argv.push_back(a.data());
     testing::internal::CaptureStderr();
     testing::internal::CaptureStdout();
     const int code = generator_main(int(argv.size()), argv.data());
-    testing::internal::GetCapturedStdout();
+    const std::string printed = testing::internal::GetCapturedStdout();
+    if (out) *out = printed;
     return {code, testing::internal::GetCapturedStderr()};
 }
 
@@ -357,6 +361,38 @@ TEST(DispatchLibrary, ARangedGeneratorWritesOneEntryPointOverItsBuckets) {
     text << header.rdbuf();
     EXPECT_NE(text.str().find("int rows(const tessera_buffer_t *A, const tessera_buffer_t *B, tessera_buffer_t *"), std::string::npos)
         << text.str();
+}
+
+TEST(DispatchLibrary, WithATuningDatabaseTheGeneratorDriverListsTheKernelsThatHaveNoRecord) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    int64_t id = 0;
+    {
+        // A record for M = 4 only.
+        TuningDatabase db(db_path);
+        const ShapedPipeline rows = matmul_of_rows(4);
+        MeasuredSchedule m;
+        m.schedule = rows.pipeline.schedule();
+        m.measurement = Measurement::host_seconds({1e-3});
+        id = db.add(Workload::of(rows.pipeline, rows.output_shapes), TargetIdentity::of(Target::host()), m);
+    }
+    const std::vector<std::string> ranged = {"-g", "test_rows", "-o", (dir / "ranged").string(), "-f", "rows", "buckets=M=4,16"};
+    std::string out;
+    ASSERT_EQ(run_driver(ranged, &out).first, 0);
+    EXPECT_EQ(out.find("untuned"), std::string::npos) << "no database, nothing to list: " << out;
+
+    ::setenv("TESSERA_TUNING_DB", db_path.c_str(), 1);
+    const auto [code, err] = run_driver(ranged, &out);
+    std::string fixed_out;
+    const int fixed_code = run_driver({"-g", "test_fixed_rows", "-o", (dir / "fixed").string()}, &fixed_out).first;
+    ::unsetenv("TESSERA_TUNING_DB");
+    ASSERT_EQ(code, 0) << err;
+    EXPECT_NE(out.find("rows_M4: tuned record #" + std::to_string(id)), std::string::npos) << out;
+    EXPECT_NE(out.find("untuned kernels (1, library schedule; no record in " + db_path + "): rows_M16\n"), std::string::npos) << out;
+    // The fixed-shape generator's one kernel (M = 4) has the record: nothing is untuned.
+    ASSERT_EQ(fixed_code, 0);
+    EXPECT_EQ(fixed_out.find("untuned"), std::string::npos) << fixed_out;
+    EXPECT_NE(fixed_out.find("wrote "), std::string::npos) << fixed_out;
 }
 
 TEST(DispatchLibrary, TheGeneratorDriversRangeMistakesAreClearErrors) {
