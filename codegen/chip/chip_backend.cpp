@@ -234,7 +234,8 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
 /// link as it is and the chip builds the layout the matmuls read (conv_image_codegen.h); only
 /// an NHWC image whose channels are not whole 64-byte rows is still padded into [N, Hp, Wp, Cp]
 /// on the host (groups = 1 only).
-ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p) {
+ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p,
+                         const ChipInputLayouts &layouts) {
     using internal::chip::ConvImageSource;
     const chipsim::Target &t = cp.target;
     const internal::chip::ConvParams &cv = *g.conv;
@@ -249,10 +250,16 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     const auto &unit = t.mxm_shape(base.in_dtype);
     const int64_t lanes = t.lanes(base.in_dtype);
     auto round_up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+    // An NCHW image the caller has in NHWC already (the result of a conv before it): the chip's
+    // layout pass reads it as an NHWC image, when it can.
+    const auto asked = layouts.order.find(g.a->name());
+    const bool read_nhwc = cv.nchw && asked != layouts.order.end() && asked->second == std::vector<int>{0, 2, 3, 1} &&
+                           internal::chip::conv_image_on_chip({"X", base.in_dtype, false, N, C, H, W, 0, Cg}, t);
+    const bool image_nchw = cv.nchw && !read_nhwc;
     std::vector<ConvImageSource> sources;
     bool on_chip = true;
     for (int64_t gi = 0; gi < G; ++gi) {
-        sources.push_back({"X", base.in_dtype, cv.nchw, N, C, H, W, gi * Cg, Cg});
+        sources.push_back({"X", base.in_dtype, image_nchw, N, C, H, W, gi * Cg, Cg});
         on_chip = on_chip && internal::chip::conv_image_on_chip(sources.back(), t);
     }
     if (cv.pad_value != 0) {
@@ -275,7 +282,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     // On chip, a pixel's channels are whole vector rows (the transposes' and DMA rows' unit),
     // except in npu-edge's DRAM image of an NCHW image, which pads them to the array's depth
     // only (32 int8 channels: half a row; conv_image_codegen.cpp doubles such rows).
-    const bool dram_image = on_chip && cv.nchw && t.issue != chipsim::IssueKind::Static;
+    const bool dram_image = on_chip && image_nchw && t.issue != chipsim::IssueKind::Static;
     const int64_t Cp = on_chip && !dram_image ? round_up(Cg, lanes) : round_up(dram_image ? Cg : C, unit.k), Op = round_up(Og, unit.n);
     GemmKernel::Conv geo;
     geo.hp = std::max((OH - 1) * cv.stride_h + (cv.kh - 1) * cv.dilation_h + 1, cv.pad_top + H);
@@ -309,7 +316,10 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
     const std::vector<int> image_dims = cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3};
     internal::chip::ConvPrepass pre;
-    if (on_chip) {
+    if (on_chip && read_nhwc) {
+        declare(cp, "X", g.a->name(), base.in_dtype, {N, H, W, C}, xs, nchw_to_nhwc, {}, false);
+        pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
+    } else if (on_chip) {
         declare(cp, "X", g.a->name(), base.in_dtype, xs, xs, {0, 1, 2, 3}, {}, false);
         pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
     } else {
@@ -426,18 +436,20 @@ std::vector<int64_t> chip_double_buffer_values(const chipsim::Target &) { return
 
 /// The pipelines with a matmul-shaped stage: matmuls with epilogues and convolutions on the MXM.
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
-                                    const std::vector<std::vector<int64_t>> &output_shapes);
+                                    const std::vector<std::vector<int64_t>> &output_shapes, const ChipInputLayouts &layouts);
 
 namespace {
 
-ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
+ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes,
+                             const ChipInputLayouts &layouts);
 
 } // namespace
 
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
-                             const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings) {
+                             const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings,
+                             const ChipInputLayouts &layouts) {
     (void)bindings;
-    ChipProgram cp = compile_pipeline(pipeline, target, output_shapes);
+    ChipProgram cp = compile_pipeline(pipeline, target, output_shapes, layouts);
     cp.problem = internal::chip::problem_size(pipeline, output_shapes);
     // The loop-nest compiler labels each stage's instructions; a hand-written library kernel's
     // are one stage of the profile, named after what it computes.
@@ -455,7 +467,8 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
 namespace {
 
 /// Chooses how the pipeline reaches the chip (README "How a pipeline reaches a chip").
-ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
+ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes,
+                             const ChipInputLayouts &layouts) {
     internal::check_realize_request(pipeline, output_shapes);
     ChipProgram cp;
     cp.target = chip_target_description(target);
@@ -498,16 +511,16 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
             throw;
         return cp;
     }
-    return compile_matrix_pipeline(cp, pipeline, *g, output_shapes);
+    return compile_matrix_pipeline(cp, pipeline, *g, output_shapes, layouts);
 }
 
 } // namespace
 
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
-                                    const std::vector<std::vector<int64_t>> &output_shapes) {
+                                    const std::vector<std::vector<int64_t>> &output_shapes, const ChipInputLayouts &layouts) {
     const chipsim::Target &t = cp.target;
     const std::vector<int64_t> &shape = output_shapes[0];
-    if (g.conv) return compile_conv(cp, g, shape, pipeline);
+    if (g.conv) return compile_conv(cp, g, shape, pipeline, layouts);
     // Batch dimensions of extent 1 index 0 only: the chip tensors leave them out (-1 in
     // chip_dim_of_source), and the kernel iterates over the one batch dimension left, if any.
     const std::optional<int> batch = g.library_batch_dim(shape);

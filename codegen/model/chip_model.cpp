@@ -6,6 +6,7 @@
 // value a kernel; a value refused alone is an error that names it.
 #include "tessera/codegen/chip_model.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -81,6 +82,47 @@ struct Partitioner {
         return run_kernel(k, zeros, timing).report.total_cycles;
     }
 };
+
+/// Layout agreement before linking: a kernel that reads a value in another layout than the
+/// kernel before wrote it in is compiled again, asking for the writer's layout
+/// (ChipInputLayouts); the new program is kept when it took that layout and is no slower end to
+/// end, so that link_chip_model can keep the value in DRAM.
+void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const Target &target) {
+    // Only a chip with DRAM links kernels (link_chip_model).
+    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return;
+    std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
+    for (const ChipModelKernel &k : kernels) {
+        int maps = 0;
+        for (const ChipTensorMap &m : k.program.tensors)
+            if (m.is_output && m.source == k.head && ++maps == 1) written[k.head] = m.chip_dim_of_source;
+        if (maps != 1) written.erase(k.head);
+    }
+    for (ChipModelKernel &k : kernels) {
+        ChipInputLayouts ask;
+        for (const ChipTensorMap &m : k.program.tensors) {
+            auto w = written.find(m.source);
+            if (m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
+            // The writer's order of the value's dimensions in chip memory, outermost first.
+            const std::vector<int> &chip_dim = w->second;
+            std::vector<int> order(chip_dim.size());
+            for (size_t d = 0; d < order.size(); ++d) order[d] = int(d);
+            if (std::any_of(chip_dim.begin(), chip_dim.end(), [](int c) { return c < 0; })) continue;
+            std::sort(order.begin(), order.end(), [&](int a, int b) { return chip_dim[size_t(a)] < chip_dim[size_t(b)]; });
+            ask.order[m.source] = order;
+        }
+        if (ask.order.empty()) continue;
+        ChipModelKernel again = k;
+        try {
+            again.program = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
+        } catch (const Error &) {
+            continue; // the kernel as it was stands
+        }
+        bool took = false;
+        for (const ChipTensorMap &m : again.program.tensors)
+            if (!m.is_output && written.count(m.source) && written.at(m.source) == m.chip_dim_of_source) took = true;
+        if (took && Partitioner::cost(again) <= Partitioner::cost(k)) k.program = std::move(again.program);
+    }
+}
 
 } // namespace
 
@@ -172,6 +214,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
+        agree_on_layouts(program.kernels, target);
         program.programs = link_chip_model(program.kernels, program.outputs);
     } else {
         for (size_t k = 0; k < program.kernels.size(); ++k) program.programs.push_back({{k}, program.kernels[k].program, {}});

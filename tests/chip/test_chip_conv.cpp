@@ -177,6 +177,39 @@ TEST(ChipConv, AnIntegerConvsZeroPointPaddingIsWrittenByTheHost) {
         }
 }
 
+// ChipInputLayouts: the graph compiler asks an NCHW conv to read its image in NHWC (the layout the
+// conv before it wrote), so the image needs no layout change on the way; the program's map says
+// it took it, and the values are the reference's. A request the kernel cannot take (the
+// weights' order) leaves its layout as it was.
+TEST(ChipConv, AnNchwConvReadsItsImageInNhwcWhenAsked) {
+    for (const char *chip : {"tsp-mini", "npu-edge"})
+        for (Type type : {Int(8), Float(32)}) {
+            SCOPED_TRACE(std::string(chip) + " " + type.to_string());
+            const ConvCase cc{1, 64, 9, 7, 32, 3, 1, 1, ops::Layout::NCHW, type, true};
+            const ConvProblem p = make_conv(cc);
+            const Buffer<> ref = p.pipeline.realize({p.shape}, p.bindings, Target::reference())[0];
+            ChipInputLayouts ask;
+            ask.order["X"] = {0, 2, 3, 1};
+            ask.order["Wt"] = {2, 3, 1, 0};
+            const ChipProgram asked = compile_for_chip(p.pipeline, Target::named(chip), {p.shape}, {}, ask);
+            const ChipProgram plain = compile_for_chip(p.pipeline, Target::named(chip), {p.shape});
+            auto map_of = [](const ChipProgram &cp, const std::string &source) {
+                for (const ChipTensorMap &m : cp.tensors)
+                    if (m.source == source) return m;
+                ADD_FAILURE() << "no tensor holds " << source;
+                return ChipTensorMap{};
+            };
+            const ChipTensorMap image = map_of(asked, "X");
+            EXPECT_EQ(image.chip_shape, (std::vector<int64_t>{1, 9, 7, 64}));
+            EXPECT_EQ(image.chip_dim_of_source, (std::vector<int>{0, 3, 1, 2}));
+            EXPECT_EQ(map_of(plain, "X").chip_dim_of_source, (std::vector<int>{0, 1, 2, 3}));
+            EXPECT_EQ(map_of(asked, "Wt").chip_dim_of_source, map_of(plain, "Wt").chip_dim_of_source);
+            const Tolerance tol = type.is_integer() ? Tolerance{} : Tolerance::for_type(BFloat(16), int64_t(cc.c) * cc.k * cc.k);
+            const Comparison c = compare(run_on_chip(asked, p.bindings).outputs.at(0), ref, tol);
+            EXPECT_TRUE(c.equal) << c.message;
+        }
+}
+
 TEST(ChipConvErrors, AGroupedConvPaddedWithAValueSaysWhy) {
     ConvCase cc{1, 128, 6, 6, 32, 3, 1, 1, ops::Layout::NHWC, Int(8), false, 1, 2};
     cc.pad_value = 5;

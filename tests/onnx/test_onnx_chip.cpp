@@ -15,6 +15,7 @@
 #include "tessera/codegen/chip_model.h"
 #include "tessera/fusion.h"
 #include "tessera/onnx.h"
+#include "tessera/ops.h"
 #include "test_support.h"
 
 namespace {
@@ -119,6 +120,51 @@ TEST(ModelLinkedOnChip, IntermediatesInOneLayoutStayInDramAndLeaveTheHostLink) {
                     shared_inputs += linked.kernels[1].program.program.tensor(mp.tensor)->bytes();
     EXPECT_EQ(host_bytes(one) + 2 * buffer_bytes + shared_inputs, host_bytes(two));
     EXPECT_LT(one.host_io_cycles, two.host_io_cycles);
+}
+
+// Before linking, a kernel that reads a value in another layout than its writer is compiled
+// again asking for the writer's layout: of two NCHW convs (64 channels, bf16 rows of whole
+// vectors), the second reads the first one's NHWC result as it is — no layout change on chip —
+// and no kernel gets slower. (The value still crosses the host link: the first conv writes fp32,
+// the second reads bf16, which the host rounds to.)
+TEST(ModelLinkedOnChip, AConvReadsTheLayoutTheConvBeforeWrote) {
+    Input x(Float(32), {1, 64, 6, 6}, "x"), w1(Float(32), {64, 64, 3, 3}, "w1"), w2(Float(32), {64, 64, 3, 3}, "w2");
+    ops::Conv2dOptions same;
+    same.padding = 1;
+    ops::Conv2dOptions second = same;
+    same.name = "c1";
+    second.name = "c2";
+    const ops::Tensor c1 = ops::conv2d(x, w1, same), c2 = ops::conv2d(c1, w2, second);
+    const std::vector<int64_t> shape{1, 64, 6, 6};
+    const std::vector<GraphValue> values{{c1, shape, "c1"}, {c2, shape, "c2"}};
+    const Pipeline model(c2);
+    auto random = [](std::vector<int64_t> s, uint64_t seed) {
+        Buffer<> b(Float(32), std::move(s));
+        b.fill_random(seed);
+        return b;
+    };
+    const Bindings bindings{{x, random({1, 64, 6, 6}, 1)}, {w1, random({64, 64, 3, 3}, 2)}, {w2, random({64, 64, 3, 3}, 3)}};
+    const Target npu = Target::named("npu-edge");
+    const ChipModelProgram agreed = compile_model_for_chip(model, values, npu);
+    const ChipModelProgram as_is = compile_model_for_chip(model, values, npu, {.link = false});
+    ASSERT_EQ(agreed.kernels.size(), 2u);
+    ASSERT_EQ(as_is.kernels.size(), 2u);
+    auto dims_of = [](const ChipModelKernel &k, const std::string &source, bool output) {
+        for (const ChipTensorMap &mp : k.program.tensors)
+            if (mp.source == source && mp.is_output == output) return mp.chip_dim_of_source;
+        return std::vector<int>{};
+    };
+    const std::string first = agreed.kernels[0].head;
+    const std::vector<int> written = dims_of(agreed.kernels[0], first, true);
+    EXPECT_EQ(written, (std::vector<int>{0, 3, 1, 2})) << "the conv writes NHWC";
+    EXPECT_EQ(dims_of(agreed.kernels[1], first, false), written);
+    EXPECT_NE(dims_of(as_is.kernels[1], first, false), written);
+    const ChipModelResult r = run_model_on_chip(agreed, bindings), before = run_model_on_chip(as_is, bindings);
+    const Buffer<> reference = model.realize({shape}, bindings, Target::reference())[0];
+    EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
+    for (size_t k = 0; k < 2; ++k)
+        EXPECT_LE(r.kernels[k].report.cycles, before.kernels[k].report.cycles) << r.kernels[k].label;
+    EXPECT_LT(r.kernels[1].report.cycles, before.kernels[1].report.cycles) << "the image's layout change left the kernel";
 }
 
 // The barrier between two linked kernels takes two semaphores above those the kernels use; on a

@@ -54,6 +54,7 @@
 // - Inputs are brought into the chip's layout (zero-padded to the MXM shape, cast to the
 //   chip's dtype) on the host side of the link; outputs are cropped back.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -125,13 +126,23 @@ struct ChipResult {
     std::string trace_json;          ///< Chrome trace when ChipRunOptions::trace.
 };
 
+/// Layouts a caller asks Inputs to arrive in on the chip — the graph compiler asks a kernel to
+/// read a value in the layout the kernel before wrote it, so that the value can stay in the
+/// chip's DRAM (link_chip_model): Input name -> the order of its dimensions in chip memory,
+/// outermost first. The backend takes what its kernel can read and keeps its own layout
+/// otherwise; the program's ChipTensorMap says which one each Input got. Taken today: a conv2d's
+/// NCHW image as NHWC ({0, 2, 3, 1}), where the chip's layout pass builds the image on chip.
+struct ChipInputLayouts {
+    std::map<std::string, std::vector<int>> order;
+};
+
 /// Compiles `pipeline` for the chip target (Target::named: "tsp-mini", "npu-edge" or a JSON
 /// path) for outputs of these shapes. `bindings` give Param values (Inputs may be absent).
 /// Throws tessera::Error naming the Func, stage or directive when the pipeline or its schedule
 /// cannot run on the chip.
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const std::vector<std::vector<int64_t>> &output_shapes,
-                             const Bindings &bindings = {});
+                             const Bindings &bindings = {}, const ChipInputLayouts &layouts = {});
 /// Runs a compiled program on chipsim with these Input buffers.
 ChipResult run_on_chip(const ChipProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
 /// compile_for_chip then run_on_chip.
