@@ -80,6 +80,7 @@ std::string tensor_shape_problem(const TensorDecl &t) {
                std::to_string(kMaxTensorRank) + " are allowed";
     std::string problem;
     if (!limits::tensor_size(t.shape, dtype_bytes(t.dtype), &problem)) return "tensor '" + t.name + "': " + problem;
+    if (t.is_buffer && !t.file.empty()) return ".buffer '" + t.name + "' lives in the chip's DRAM and takes no file=";
     return "";
 }
 

@@ -161,8 +161,9 @@ struct TensorDecl {
 /// The most dimensions a program's tensor may have.
 constexpr int kMaxTensorRank = 8;
 
-/// Why the declared shape of `t` is refused — more than kMaxTensorRank dimensions, an extent
-/// outside 1..limits::kMaxExtent, more than limits::kMaxTensorBytes — or "" when it is fine.
+/// Why the declaration `t` is refused — more than kMaxTensorRank dimensions, an extent outside
+/// 1..limits::kMaxExtent, more than limits::kMaxTensorBytes, a .buffer with a file — or "" when
+/// it is fine.
 /// The assembler, the binary reader and the simulator all ask this one function, so the text
 /// and the binary form accept the same programs and no reader allocates for a bad declaration.
 std::string tensor_shape_problem(const TensorDecl &t);
