@@ -21,13 +21,23 @@
 #     entry point <c-name> serving every shape in its ranges, dispatching to kernels compiled
 #     for the buckets (shape_dispatch.h), on the host or a chip. RANGES and BUCKETS replace a
 #     registered range's ends or buckets (e.g. RANGES M=1..4096 BUCKETS M=64,512,4096).
+#     With TESSERA_TUNING_DB set in the build's environment, each kernel takes the database's
+#     best record for its workload and target, and a ranged library adds the tuned shapes as
+#     buckets. Every library carries its provenance (compiler version, target hash, each
+#     kernel's schedule, tuning record and measured chip cycles or median host time):
+#     <c-name>.provenance.json beside the archive, and const char *<c-name>_provenance(void),
+#     declared in <c-name>_provenance.h and linked with <name>.
 
 function(tessera_add_generator target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "tessera_add_generator(${target}): give the SOURCES that register generators")
   endif()
-  add_executable(${target} ${ARG_SOURCES})
+  # The driver's main: generator_main (Tessera::tessera_generator) runs the registered generators.
+  set(main_source ${CMAKE_CURRENT_BINARY_DIR}/${target}.main.cpp)
+  file(CONFIGURE OUTPUT ${main_source}
+    CONTENT "#include <tessera/codegen/generator.h>\nint main(int argc, char **argv) { return tessera::generator_main(argc, argv); }\n")
+  add_executable(${target} ${ARG_SOURCES} ${main_source})
   target_link_libraries(${target} PRIVATE Tessera::tessera_generator Tessera::tessera ${ARG_LIBS})
 endfunction()
 
@@ -72,12 +82,14 @@ function(tessera_add_library name)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.tessera)
   set(library ${dir}/lib${ARG_FUNCTION_NAME}.a)
   set(header ${dir}/${ARG_FUNCTION_NAME}.h)
-  add_custom_command(OUTPUT ${library} ${header}
+  set(provenance ${dir}/${ARG_FUNCTION_NAME}.provenance.json ${dir}/lib${ARG_FUNCTION_NAME}_provenance.a
+    ${dir}/${ARG_FUNCTION_NAME}_provenance.h)
+  add_custom_command(OUTPUT ${library} ${header} ${provenance}
     COMMAND ${generator} -g ${ARG_GENERATOR} -o ${dir} -f ${ARG_FUNCTION_NAME} target=${ARG_TARGET} ${range_arguments}
     DEPENDS ${generator} ${target_dependencies}
     COMMENT "Generating kernel library ${ARG_FUNCTION_NAME} (generator ${ARG_GENERATOR}, target ${ARG_TARGET})"
     VERBATIM)
-  add_custom_target(${name}.update DEPENDS ${library} ${header})
+  add_custom_target(${name}.update DEPENDS ${library} ${header} ${provenance})
   file(MAKE_DIRECTORY ${dir})
 
   find_package(Threads REQUIRED)
@@ -88,6 +100,8 @@ function(tessera_add_library name)
     # Any other target is a chip (a built-in name or a JSON file); the generator says so if not.
     set(link_libraries "Tessera::tessera_chiprt")
   endif()
+  # The library's provenance, <c-name>_provenance() (declared in <c-name>_provenance.h).
+  list(PREPEND link_libraries ${dir}/lib${ARG_FUNCTION_NAME}_provenance.a)
   set_target_properties(${name} PROPERTIES
     IMPORTED_LOCATION ${library}
     INTERFACE_INCLUDE_DIRECTORIES ${dir}

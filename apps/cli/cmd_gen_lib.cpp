@@ -5,24 +5,19 @@
 // and an optional regression gate against an earlier build (--baseline). A ranged parameter
 // makes a shape-dispatching entry point (gen_lib_dispatch.h, shape_dispatch.h).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
 
 #include <nlohmann/json.hpp>
 #include <tessera/chipsim/target.h>
-#include <tessera/codegen/aot.h>
-#include <tessera/codegen/chip_artifact.h>
 #include <tessera/codegen/chip_schedules.h>
-#include <tessera/codegen/host_features.h>
 #include <tessera/codegen/host_schedules.h>
-#include <tessera/codegen/jit.h>
 #include <tessera/internal/json_text.h>
+#include <tessera/library_build.h>
 #include <tessera/tuned_schedule.h>
 #include <tessera/tuning_db.h>
 
@@ -44,29 +39,6 @@ struct GenLibOptions {
     int repeats = 7;
     bool json = false;
 };
-
-/// A host kernel's time: the median of `repeats` runs after a warm-up, and the noise
-/// ((slowest - fastest) / median) so that a reader can judge a difference.
-struct HostTiming {
-    double median_ms = 0, noise = 0;
-};
-
-HostTiming time_on_host(const ops::OpInstance &op, int repeats) {
-    const Bindings bindings = op.random_inputs(1);
-    const CompiledKernel kernel = compile_jit(op.pipeline, op.output_shapes, Target::host());
-    std::vector<double> times;
-    for (int r = 0; r < repeats + 1; ++r) {
-        const auto start = std::chrono::steady_clock::now();
-        run_pipeline_kernel(kernel, op.output_shapes, bindings);
-        const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-        if (r > 0) times.push_back(ms); // the first run warms caches and the thread pool
-    }
-    std::sort(times.begin(), times.end());
-    HostTiming t;
-    t.median_ms = times[times.size() / 2];
-    t.noise = t.median_ms > 0 ? (times.back() - times.front()) / t.median_ms : 0;
-    return t;
-}
 
 /// One kernel of the library on one target.
 struct KernelRequest {
@@ -257,15 +229,6 @@ std::vector<std::string> compare_with_baseline(const std::map<std::string, json>
     return regressions;
 }
 
-/// ", 137 cycles" or ", 0.0123 ms (median of 7, noise 4%)".
-std::string measured(const json &k) {
-    if (k.contains("cycles")) return ", " + std::to_string(k["cycles"].get<int64_t>()) + " cycles";
-    char s[96];
-    std::snprintf(s, sizeof s, ", %.4f ms (median of %d, noise %.0f%%)", k["time_ms"].get<double>(), k["repeats"].get<int>(),
-                  100.0 * k["noise"].get<double>());
-    return s;
-}
-
 /// The target's folder name under DIR: its name (a JSON target's "name", not its path), made
 /// safe for a path.
 std::string target_folder(const Target &t) {
@@ -275,57 +238,22 @@ std::string target_folder(const Target &t) {
     return s;
 }
 
-/// Compiles one kernel (`params` fixed) into `dir` and measures it: chips' cycles on chipsim,
-/// the host's median time. Returns its provenance entry.
-json build_kernel(const KernelRequest &r, const std::map<std::string, std::string> &params, const std::string &name, const Target &target,
-                  const std::string &dir, const GenLibOptions &o, const std::optional<TuningDatabase> &db) {
+/// The op's words beside a kernel's provenance entry: op, params and description.
+void add_op_words(BuiltKernel &k, const std::string &op_name, const ops::OpInstance &op) {
+    json entry = json::parse(k.provenance);
+    entry["op"] = op_name;
+    entry["params"] = op.params;
+    entry["description"] = op.description();
+    k.provenance = entry.dump();
+}
+
+/// `r`'s op at `params` with the target's library schedule (which build_library_kernel
+/// replaces with the tuning database's best record for the workload when there is one).
+ops::OpInstance op_with_library_schedule(const KernelRequest &r, const std::map<std::string, std::string> &params, const Target &target) {
     ops::OpInstance op = ops::build_op(r.op, params);
-    // The library schedule of the target; compile_to_library replaces it with the tuning
-    // database's best record for the workload when there is one.
     if (target.kind() == Target::Kind::Host) host_schedules::library_schedule(op);
     else apply_chip_library_schedule(op.pipeline, target, op.output_shapes);
-    // The tuned schedule on the pipeline itself too, so that the host timing below and the
-    // provenance see what the library holds (compile_to_library would choose the same record).
-    if (db) apply_best_schedule(op.pipeline, op.output_shapes, target, &*db);
-    LibraryFiles files;
-    try {
-        files = compile_to_library(op.pipeline, name, dir, op.output_shapes, target);
-    } catch (const Error &e) {
-        throw Error("kernel '" + name + "' (" + op.description() + ") for " + r.target + ": " + e.what());
-    }
-    const bool tuned = files.schedule.rfind("tuned", 0) == 0;
-    json k = {{"name", name},
-              {"op", r.op},
-              {"params", op.params},
-              {"description", op.description()},
-              {"target", target.name()},
-              {"library", files.library},
-              {"header", files.header},
-              {"schedule_source", tuned ? files.schedule : "library schedule"},
-              {"schedule", json::parse(op.pipeline.schedule().to_json())},
-              {"tuned", tuned}};
-    if (target.kind() == Target::Kind::Chip) {
-        // The artifact as the runtime will load it, measured on chipsim (timing only: the
-        // same cycles as a functional run).
-        std::ifstream f(files.artifact, std::ios::binary);
-        const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-        const ChipArtifact artifact = decode_chip_artifact(bytes.data(), bytes.size(), files.artifact);
-        const ChipResult run = run_on_chip(artifact.program, op.random_inputs(1), {.functional = false});
-        k["artifact"] = files.artifact;
-        k["cycles"] = run.report.cycles;
-        k["tuning_record_id"] = files.tuning_record_id >= 0 ? json(files.tuning_record_id) : json(nullptr);
-        // The schedule compiled, with the tuned record's in place of the library one.
-        k["schedule"] = json::parse(artifact.schedule_json);
-    } else {
-        k["cpu"] = host_features().to_string();
-        const HostTiming t = time_on_host(op, o.repeats);
-        k["time_ms"] = t.median_ms;
-        k["noise"] = t.noise;
-        k["repeats"] = o.repeats;
-    }
-    // The hash the tuning database keys records by (for chips, the artifact's too).
-    k["target_hash"] = TargetIdentity::of(target).hash;
-    return k;
+    return op;
 }
 
 /// "matmul K=48 N=64 dtype=int8 M=1..64".
@@ -347,102 +275,82 @@ int gen_lib(const GenLibOptions &o) {
     } else {
         db = TuningDatabase::open_from_environment({.read_only = true});
     }
-    std::map<std::string, json> provenance; // target folder -> its provenance
-    std::map<std::string, std::string> folder_path;
-    std::map<std::string, std::string> folder_target; // folder -> the spec's target (a name or a JSON path)
+    const LibraryBuildOptions build{.db = db ? &*db : nullptr, .repeats = o.repeats, .cpu = {}};
+    /// One target's folder: its kernels and dispatching libraries, in the spec's order.
+    struct Folder {
+        std::string dir, target; ///< the spec's target (a name or a JSON path)
+        std::vector<BuiltKernel> kernels;
+        std::vector<BuiltDispatchLibrary> dispatch;
+    };
+    std::map<std::string, Folder> folders;
     json kernels = json::array(), dispatch_libraries = json::array();
     std::vector<std::string> untuned;
     std::set<std::string> built_names; // folder/name: a bucket kernel must not overwrite another kernel
-    auto record = [&](const std::string &folder, const json &k) {
-        if (!built_names.insert(folder + "/" + k["name"].get<std::string>()).second)
-            throw Error("two kernels for " + folder + " are named '" + k["name"].get<std::string>() +
+    auto record = [&](const std::string &folder, const BuiltKernel &k) {
+        if (!built_names.insert(folder + "/" + k.name).second)
+            throw Error("two kernels for " + folder + " are named '" + k.name +
                         "' (a dispatched kernel's buckets are named <name>_<param><value>); rename one");
-        if (!k["tuned"].get<bool>()) untuned.push_back(folder + "/" + k["name"].get<std::string>());
-        json &p = provenance[folder];
-        if (p.is_null()) p = {{"library", library_name}, {"target", k["target"]}, {"kernels", json::array()}};
-        p["kernels"].push_back(k);
-        kernels.push_back(k);
+        if (!k.tuned) untuned.push_back(folder + "/" + k.name);
+        const json entry = json::parse(k.provenance);
+        kernels.push_back(entry);
         if (!o.json)
-            std::printf("%s/%s: %s, %s%s\n", folder.c_str(), k["name"].get<std::string>().c_str(), k["description"].get<std::string>().c_str(),
-                        k["tuned"].get<bool>() ? k["schedule_source"].get<std::string>().c_str() : "library schedule (untuned)", measured(k).c_str());
+            std::printf("%s/%s: %s, %s, %s\n", folder.c_str(), k.name.c_str(), entry["description"].get<std::string>().c_str(),
+                        k.tuned ? entry["schedule_source"].get<std::string>().c_str() : "library schedule (untuned)", measured_text(k).c_str());
     };
     for (const KernelRequest &r : requests) {
         const Target target = Target::named(r.target);
         if (target.kind() != Target::Kind::Host && target.kind() != Target::Kind::Chip)
             throw Error("kernel '" + r.name + "': target '" + r.target + "' is neither the host nor a chip");
-        const std::string folder = target_folder(target);
-        if (const auto [it, fresh] = folder_target.emplace(folder, r.target); !fresh && it->second != r.target)
-            throw Error("targets '" + it->second + "' and '" + r.target + "' are both named '" + folder +
-                        "'; their libraries would share DIR/" + folder + ": give one JSON target another \"name\"");
-        const std::string dir = (std::filesystem::path(o.out) / folder).string();
-        folder_path[folder] = dir;
+        const std::string folder_name = target_folder(target);
+        Folder &folder = folders[folder_name];
+        if (folder.target.empty()) folder.target = r.target;
+        else if (folder.target != r.target)
+            throw Error("targets '" + folder.target + "' and '" + r.target + "' are both named '" + folder_name +
+                        "'; their libraries would share DIR/" + folder_name + ": give one JSON target another \"name\"");
+        folder.dir = (std::filesystem::path(o.out) / folder_name).string();
         if (r.ranges.empty()) {
-            record(folder, build_kernel(r, r.params, r.name, target, dir, o, db));
+            const ops::OpInstance op = op_with_library_schedule(r, r.params, target);
+            BuiltKernel k = build_library_kernel(op.pipeline, op.output_shapes, r.name, folder.dir, target, build);
+            add_op_words(k, r.op, op);
+            record(folder_name, k);
+            folder.kernels.push_back(std::move(k));
             continue;
         }
         // Shape dispatch: one kernel per bucket (in <name>.kernels/), then the entry point.
-        const DispatchPlan plan = plan_dispatch(r.op, r.params, r.ranges, target, db ? &*db : nullptr);
-        DispatchTable table{.name = r.name, .description = dispatch_description(r), .chip = target.kind() == Target::Kind::Chip,
-                            .params = plan.params, .arguments = plan.arguments, .buckets = {}};
-        struct Built {
-            DispatchBucket bucket;
-            json kernel;
-            int64_t volume = 1;
-        };
-        std::vector<Built> built;
-        const std::string bucket_dir = (std::filesystem::path(dir) / (r.name + ".kernels")).string();
-        for (const PlannedBucket &b : plan.buckets) {
+        std::vector<ShapeRange> ranges;
+        for (const auto &[name, range] : r.ranges) ranges.push_back({name, range.lo, range.hi, range.buckets});
+        auto params_at = [&](const std::vector<int64_t> &values) {
             std::map<std::string, std::string> params = r.params;
-            Built k;
-            k.bucket.kernel = r.name;
-            for (size_t p = 0; p < plan.params.size(); ++p) {
-                params[plan.params[p].name] = std::to_string(b.values[p]);
-                k.bucket.kernel += "_" + name_part(plan.params[p].name) + std::to_string(b.values[p]);
-                k.volume *= b.values[p];
-            }
-            k.kernel = build_kernel(r, params, k.bucket.kernel, target, bucket_dir, o, db);
-            k.kernel["dispatch_of"] = r.name;
-            k.bucket.library = k.kernel["library"].get<std::string>();
-            k.bucket.values = b.values;
-            k.bucket.note = (k.kernel["tuned"].get<bool>() ? k.kernel["schedule_source"].get<std::string>() : "library schedule") + measured(k.kernel);
-            record(folder, k.kernel);
-            built.push_back(std::move(k));
+            for (size_t p = 0; p < ranges.size(); ++p) params[ranges[p].name] = std::to_string(values[p]);
+            return params;
+        };
+        const PipelineAtValues at = [&](const std::vector<int64_t> &values) {
+            const ops::OpInstance op = op_with_library_schedule(r, params_at(values), target);
+            return ShapedPipeline{op.pipeline, op.output_shapes, op.random_inputs(7), op.reduction_length};
+        };
+        if (!built_names.insert(folder_name + "/" + r.name).second)
+            throw Error("two kernels for " + folder_name + " are named '" + r.name + "'; rename one");
+        BuiltDispatchLibrary d = build_dispatch_library(at, ranges, r.name, folder.dir, target, dispatch_description(r), build);
+        for (BuiltKernel &k : d.kernels) {
+            add_op_words(k, r.op, ops::build_op(r.op, params_at(k.values)));
+            record(folder_name, k);
+            kernels.back()["dispatch_of"] = r.name;
         }
-        // Preference: on chips the fewest cycles (exact, so a tuned larger bucket may beat an
-        // untuned smaller one); on the host the smallest bucket (neighbouring sizes' times are
-        // within the noise). Ties: a tuned kernel first, then the smaller bucket.
-        std::stable_sort(built.begin(), built.end(), [&](const Built &a, const Built &b) {
-            if (table.chip && a.kernel["cycles"] != b.kernel["cycles"]) return a.kernel["cycles"].get<int64_t>() < b.kernel["cycles"].get<int64_t>();
-            if (a.volume != b.volume && !table.chip) return a.volume < b.volume;
-            if (a.kernel["tuned"] != b.kernel["tuned"]) return a.kernel["tuned"].get<bool>();
-            return a.volume < b.volume;
-        });
-        json entry = {{"name", r.name}, {"target", target.name()}, {"description", table.description}, {"kernels", json::array()}};
-        for (const DispatchParam &p : plan.params) entry["ranges"][p.name] = std::to_string(p.lo) + ".." + std::to_string(p.hi);
-        for (const Built &k : built) {
-            table.buckets.push_back(k.bucket);
-            entry["kernels"].push_back({{"kernel", k.bucket.kernel}, {"values", k.bucket.values}, {"tuned", k.kernel["tuned"]}});
-        }
-        if (!built_names.insert(folder + "/" + r.name).second)
-            throw Error("two kernels for " + folder + " are named '" + r.name + "'; rename one");
-        const LibraryFiles files = write_dispatch_library(table, dir);
-        entry["library"] = files.library;
-        entry["header"] = files.header;
-        provenance[folder]["dispatch"].push_back(entry);
+        json entry = {{"name", r.name}, {"target", target.name()}, {"description", d.table.description}, {"kernels", json::array()},
+                      {"library", d.files.library}, {"header", d.files.header}};
+        for (const DispatchParam &p : d.table.params) entry["ranges"][p.name] = std::to_string(p.lo) + ".." + std::to_string(p.hi);
+        for (const BuiltKernel &k : d.kernels) entry["kernels"].push_back({{"kernel", k.name}, {"values", k.values}, {"tuned", k.tuned}});
         dispatch_libraries.push_back(entry);
         if (!o.json)
-            std::printf("%s/%s: %s, one entry point over %zu kernels (tried in the order %s...)\n", folder.c_str(), r.name.c_str(),
-                        table.description.c_str(), built.size(), table.buckets.front().kernel.c_str());
+            std::printf("%s/%s: %s, one entry point over %zu kernels (tried in the order %s...)\n", folder_name.c_str(), r.name.c_str(),
+                        d.table.description.c_str(), d.kernels.size(), d.table.buckets.front().kernel.c_str());
+        folder.dispatch.push_back(std::move(d));
     }
-    for (auto &[folder, p] : provenance) {
-        p["compiler_version"] = compiler_version();
-        const std::string text = p.dump(2);
-        const std::string dir = folder_path.at(folder);
-        const std::filesystem::path file = std::filesystem::path(dir) / "provenance.json";
-        std::ofstream f(file);
-        f << text << "\n";
-        if (!f) throw Error("cannot write " + file.string());
-        write_string_library(library_name + "_provenance", text, dir);
+    std::map<std::string, json> provenance; // target folder -> its provenance
+    for (const auto &[name, folder] : folders) {
+        const std::string text = library_provenance(library_name, Target::named(folder.target), folder.kernels, folder.dispatch);
+        write_provenance(text, library_name + "_provenance", "provenance.json", folder.dir);
+        provenance[name] = json::parse(text);
     }
     std::vector<std::string> regressions, notes;
     if (!o.baseline.empty()) regressions = compare_with_baseline(provenance, o.baseline, o.host_threshold, notes);

@@ -1,6 +1,7 @@
 /* Calls the generated kernels through their C headers: fills inputs with a deterministic
  * pattern, runs matmul, conv2d and softmax, writes inputs and outputs as .npy files into the
- * directory given, and checks that bad arguments come back as error codes. */
+ * directory given, checks that bad arguments come back as error codes, and writes each
+ * library's provenance (what it was compiled from, how fast it ran) as <library>.json. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,9 +9,13 @@
 #include "kl_conv2d.h"
 #include "kl_matmul.h"
 #include "kl_matmul_chip.h"
+#include "kl_matmul_chip_provenance.h"
 #include "kl_matmul_custom.h"
 #include "kl_matmul_npu.h"
+#include "kl_matmul_npu_provenance.h"
+#include "kl_matmul_provenance.h"
 #include "kl_matmul_rows.h"
+#include "kl_matmul_rows_provenance.h"
 #include "kl_softmax.h"
 
 static float *make(int64_t n, unsigned seed) {
@@ -21,6 +26,19 @@ static float *make(int64_t n, unsigned seed) {
         p[i] = (float)((s >> 8) & 0xffff) / 32768.0f - 1.0f;
     }
     return p;
+}
+
+/* Writes a library's provenance JSON (its <name>_provenance() text) as DIR/<name>.provenance.json. */
+static int save_provenance(const char *dir, const char *name, const char *json) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.provenance.json", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(json, f) < 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        if (f) fclose(f);
+        return 1;
+    }
+    return fclose(f) != 0;
 }
 
 static tessera_buffer_t buffer(float *data, const int64_t *shape, int dims) {
@@ -179,6 +197,13 @@ int main(int argc, char **argv) {
     tessera_buffer_t wrong_shape = buffer(a, bad_shape, 2);
     code = kl_matmul(&wrong_shape, &B, &C);
     failures += expect_error(code, TESSERA_ERROR_SHAPE, "wrong shape", kl_matmul_error_message(code));
+
+    /* Each library says what it holds: the compiler, the target's hash, each kernel's schedule,
+     * tuning record and measured cycles (chips) or median time (host). */
+    failures += save_provenance(dir, "kl_matmul", kl_matmul_provenance());
+    failures += save_provenance(dir, "kl_matmul_chip", kl_matmul_chip_provenance());
+    failures += save_provenance(dir, "kl_matmul_npu", kl_matmul_npu_provenance());
+    failures += save_provenance(dir, "kl_matmul_rows", kl_matmul_rows_provenance());
 
     free(a), free(b), free(c), free(x), free(w), free(y), free(s), free(p);
     if (failures) fprintf(stderr, "%d failures\n", failures);

@@ -189,7 +189,19 @@ struct LoweredShapes {
 };
 
 LoweredShapes lowered_shapes(const std::string &name, const ShapedPipeline &shaped) {
-    const LoweredModule m = lower(shaped.pipeline, Target::host(), shaped.output_shapes);
+    // The kernel's arguments and their shapes are the algorithm's, whatever the schedule; a chip
+    // schedule (tensorize onto a unit) does not lower for the host, so the algorithm is lowered
+    // alone and the pipeline gets its schedule back.
+    const Schedule schedule = shaped.pipeline.schedule();
+    shaped.pipeline.set_schedule(Schedule{});
+    LoweredModule m;
+    try {
+        m = lower(shaped.pipeline, Target::host(), shaped.output_shapes);
+    } catch (...) {
+        shaped.pipeline.set_schedule(schedule);
+        throw;
+    }
+    shaped.pipeline.set_schedule(schedule);
     LoweredShapes out;
     out.has_params = !m.params.empty();
     for (const auto &[buffer, is_output] : buffers_of(m)) {

@@ -34,10 +34,7 @@ void write_text(const fs::path &path, const std::string &text) {
     f << text;
 }
 
-std::string read_text(const fs::path &path) {
-    std::ifstream f(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-}
+using tessera_test::read_text;
 
 } // namespace
 

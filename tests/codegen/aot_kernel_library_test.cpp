@@ -5,7 +5,9 @@
 // reference evaluator on the same inputs. Then the installed `tessera gen-lib` builds one spec
 // for the host and both chips, and a plain C consumer compiled against the prefix's include/ and
 // lib/ alone gets the reference's values from each; and one C program links a host and a chip
-// kernel of one spec at once and gets the reference's values from both.
+// kernel of one spec at once and gets the reference's values from both. Each library built by
+// tessera_add_library carries its provenance, which the program writes out and the test checks
+// against the target, the schedule and the cycles the kernel reported.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -14,10 +16,14 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "gen_lib_consumer.h"
 #include "kernel_pipelines.h"
 #include "test_support.h"
+#include "tessera/codegen/host_features.h"
 #include "tessera/reference.h"
+#include "tessera/tuning_db.h"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -149,6 +155,55 @@ TEST(AotKernelLibrary, InstalledPackageBuildsKernelsThatMatchTheReference) {
         EXPECT_NE(log_text().find(line), std::string::npos) << line << "\n" << log_text();
     expect_matches(conv2d(), work / "out", {"conv2d_X", "conv2d_W"}, "conv2d_Y", {kBatch, kOut, kSize, kSize}, kChannels * 9);
     expect_matches(softmax(), work / "out", {"softmax_X"}, "softmax_Y", {kRows, kCols}, kCols);
+
+    // Provenance: <name>_provenance() (written out by the demo) is the JSON beside the archive.
+    auto provenance = [&](const std::string &library) {
+        const nlohmann::json linked = nlohmann::json::parse(std::ifstream(work / "out" / (library + ".provenance.json")));
+        const nlohmann::json beside = nlohmann::json::parse(std::ifstream(fs::path(build) / (library + ".tessera") / (library + ".provenance.json")));
+        EXPECT_EQ(linked, beside) << library;
+        EXPECT_EQ(linked["library"], library);
+        EXPECT_EQ(linked["compiler_version"], compiler_version());
+        return linked;
+    };
+    // Chips: the target's hash, the library schedule, and the cycles the kernel reported when run.
+    for (const auto &[library, chip] : {std::pair{"kl_matmul_chip", "tsp-mini"}, {"kl_matmul_npu", "npu-edge"}}) {
+        SCOPED_TRACE(library);
+        const nlohmann::json p = provenance(library);
+        EXPECT_EQ(p["target"], chip);
+        EXPECT_EQ(p["target_hash"], TargetIdentity::of(Target::named(chip)).hash);
+        ASSERT_EQ(p["kernels"].size(), 1u) << p.dump();
+        const nlohmann::json &k = p["kernels"][0];
+        EXPECT_EQ(k["name"], library);
+        EXPECT_EQ(k["tuned"], false);
+        EXPECT_EQ(k["schedule_source"], "library schedule");
+        EXPECT_EQ(k["schedule"], nlohmann::json::parse(matmul_chip(chip).schedule().to_json()));
+        const std::string ran = std::string(library == std::string("kl_matmul_chip") ? "matmul_chip_C" : "matmul_npu_C") + " on " + chip + ": " +
+                                std::to_string(k["cycles"].get<int64_t>()) + " cycles";
+        EXPECT_NE(log_text().find(ran), std::string::npos) << "the provenance's cycles are the run's: " << ran << "\n" << log_text();
+    }
+    // The host: this CPU, a positive median of 7 runs and its noise.
+    const nlohmann::json host = provenance("kl_matmul");
+    EXPECT_EQ(host["target"], "host");
+    EXPECT_EQ(host["target_hash"], TargetIdentity::of(Target::host()).hash);
+    ASSERT_EQ(host["kernels"].size(), 1u);
+    EXPECT_EQ(host["kernels"][0]["cpu"], host_features().to_string());
+    EXPECT_GT(host["kernels"][0]["time_ms"].get<double>(), 0.0);
+    EXPECT_GE(host["kernels"][0]["noise"].get<double>(), 0.0);
+    EXPECT_EQ(host["kernels"][0]["repeats"], 7);
+    EXPECT_EQ(host["kernels"][0]["schedule"], nlohmann::json::parse(matmul().schedule().to_json()));
+    // The dispatching library: its buckets in the order a call tries them, each measured.
+    const nlohmann::json rows = provenance("kl_matmul_rows");
+    ASSERT_EQ(rows["dispatch"].size(), 1u) << rows.dump();
+    EXPECT_EQ(rows["dispatch"][0]["ranges"]["M"], "1..96");
+    std::vector<std::string> order, measured;
+    for (const auto &b : rows["dispatch"][0]["kernels"]) order.push_back(b["kernel"].get<std::string>());
+    for (const auto &k : rows["kernels"]) {
+        EXPECT_EQ(k["dispatch_of"], "kl_matmul_rows");
+        EXPECT_GT(k["time_ms"].get<double>(), 0.0);
+        measured.push_back(k["name"].get<std::string>());
+    }
+    EXPECT_EQ(order, (std::vector<std::string>{"kl_matmul_rows_M8", "kl_matmul_rows_M32", "kl_matmul_rows_M96"}));
+    EXPECT_EQ(measured, order);
 }
 
 TEST(AotKernelLibrary, InstalledGenLibBuildsHostAndChipLibrariesFromOneSpecThatAPlainCProgramRunsLikeTheReference) {

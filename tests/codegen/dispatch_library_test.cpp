@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/codegen/generator.h"
@@ -335,6 +337,17 @@ TESSERA_REGISTER_GENERATOR(test_rows_without_shapes, {ShapeRange{"M", 1, 16, {}}
                            [](const std::vector<int64_t> &v) { return GeneratedPipeline(matmul_of_rows(v[0]).pipeline); });
 TESSERA_REGISTER_GENERATOR(test_fixed_rows, [] { return GeneratedPipeline(matmul_of_rows(4).pipeline, {{4, 16}}); });
 
+/// Stores a host record for matmul_of_rows(m) (its own schedule) in the database at `db_path`;
+/// returns its ID.
+int64_t add_host_record(const std::string &db_path, int64_t m) {
+    TuningDatabase db(db_path);
+    const ShapedPipeline rows = matmul_of_rows(m);
+    MeasuredSchedule measured;
+    measured.schedule = rows.pipeline.schedule();
+    measured.measurement = Measurement::host_seconds({1e-3});
+    return db.add(Workload::of(rows.pipeline, rows.output_shapes), TargetIdentity::of(Target::host()), measured);
+}
+
 /// generator_main's exit code and what it printed on stderr (and on stdout into `out`).
 std::pair<int, std::string> run_driver(std::vector<std::string> args, std::string *out = nullptr) {
     args.insert(args.begin(), "generator");
@@ -366,16 +379,7 @@ TEST(DispatchLibrary, ARangedGeneratorWritesOneEntryPointOverItsBuckets) {
 TEST(DispatchLibrary, WithATuningDatabaseTheGeneratorDriverListsTheKernelsThatHaveNoRecord) {
     const std::filesystem::path dir = tessera_test::unique_temp_dir();
     const std::string db_path = (dir / "tuning.db").string();
-    int64_t id = 0;
-    {
-        // A record for M = 4 only.
-        TuningDatabase db(db_path);
-        const ShapedPipeline rows = matmul_of_rows(4);
-        MeasuredSchedule m;
-        m.schedule = rows.pipeline.schedule();
-        m.measurement = Measurement::host_seconds({1e-3});
-        id = db.add(Workload::of(rows.pipeline, rows.output_shapes), TargetIdentity::of(Target::host()), m);
-    }
+    const int64_t id = add_host_record(db_path, 4); // A record for M = 4 only.
     const std::vector<std::string> ranged = {"-g", "test_rows", "-o", (dir / "ranged").string(), "-f", "rows", "buckets=M=4,16"};
     std::string out;
     ASSERT_EQ(run_driver(ranged, &out).first, 0);
@@ -395,6 +399,37 @@ TEST(DispatchLibrary, WithATuningDatabaseTheGeneratorDriverListsTheKernelsThatHa
     EXPECT_NE(fixed_out.find("wrote "), std::string::npos) << fixed_out;
 }
 
+TEST(DispatchLibrary, TheGeneratorDriverAddsTheTunedShapesAsBucketsAndWritesTheProvenance) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    const std::string db_path = (dir / "tuning.db").string();
+    const int64_t id = add_host_record(db_path, 5); // A record for M = 5, which the buckets 4, 16 do not hold.
+    ::setenv("TESSERA_TUNING_DB", db_path.c_str(), 1);
+    std::string out;
+    const auto [code, err] = run_driver({"-g", "test_rows", "-o", (dir / "lib").string(), "-f", "rows", "buckets=M=4,16", "repeats=2"}, &out);
+    ::unsetenv("TESSERA_TUNING_DB");
+    ASSERT_EQ(code, 0) << err;
+    EXPECT_NE(out.find("rows_M5: tuned record #" + std::to_string(id)), std::string::npos) << out;
+    EXPECT_TRUE(std::filesystem::exists(dir / "lib" / "rows.kernels" / "librows_M5.a"));
+    EXPECT_TRUE(std::filesystem::exists(dir / "lib" / "librows_provenance.a"));
+    EXPECT_NE(tessera_test::read_text(dir / "lib" / "rows_provenance.h").find("const char *rows_provenance(void)"), std::string::npos);
+    const nlohmann::json p = nlohmann::json::parse(tessera_test::read_text(dir / "lib" / "rows.provenance.json"));
+    EXPECT_EQ(p["library"], "rows");
+    EXPECT_EQ(p["target_hash"], TargetIdentity::of(Target::host()).hash);
+    std::vector<std::string> order;
+    for (const auto &b : p["dispatch"][0]["kernels"]) order.push_back(b["kernel"].get<std::string>());
+    // The host tries the smallest covering bucket first.
+    EXPECT_EQ(order, (std::vector<std::string>{"rows_M4", "rows_M5", "rows_M16"})) << p.dump(1);
+    ASSERT_EQ(p["kernels"].size(), 3u);
+    for (const auto &k : p["kernels"]) {
+        EXPECT_EQ(k["tuned"], k["name"] == "rows_M5") << k.dump();
+        EXPECT_EQ(k["tuning_record_id"], k["name"] == "rows_M5" ? nlohmann::json(id) : nlohmann::json(nullptr));
+        EXPECT_EQ(k["repeats"], 2);
+        EXPECT_GT(k["time_ms"].get<double>(), 0.0);
+    }
+    // The header's table holds the tuned bucket.
+    EXPECT_NE(tessera_test::read_text(dir / "lib" / "rows.h").find("rows_M5"), std::string::npos);
+}
+
 TEST(DispatchLibrary, TheGeneratorDriversRangeMistakesAreClearErrors) {
     const std::string dir = tessera_test::unique_temp_dir().string();
     const std::pair<std::vector<std::string>, std::string> cases[] = {
@@ -404,6 +439,7 @@ TEST(DispatchLibrary, TheGeneratorDriversRangeMistakesAreClearErrors) {
         {{"-g", "test_rows", "-o", dir, "buckets=M=4"}, "the largest bucket 4 does not cover the range's end"},
         {{"-g", "test_fixed_rows", "-o", dir, "range=M=1..4"}, "generator 'test_fixed_rows' has no ranges"},
         {{"-g", "test_rows_without_shapes", "-o", dir}, "is ranged but gives no output shapes"},
+        {{"-g", "test_fixed_rows", "-o", dir, "repeats=0"}, "repeats=0: give a whole number of runs from 1 to 1000"},
     };
     for (const auto &[args, words] : cases) {
         const auto [code, err] = run_driver(args);

@@ -35,6 +35,12 @@ inline std::filesystem::path test_scoped_path() {
     return std::filesystem::path(testing::TempDir()) / (name + "_" + std::to_string(::getpid()));
 }
 
+/// A file's whole content ("" when it cannot be read).
+inline std::string read_text(const std::filesystem::path &path) {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
 /// A fresh, empty directory of the running test's own (test_scoped_path()).
 inline std::filesystem::path unique_temp_dir() {
     const std::filesystem::path dir = test_scoped_path();

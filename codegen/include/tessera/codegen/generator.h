@@ -1,7 +1,8 @@
 #pragma once
-// Generators: pipelines a program registers by name, so that Tessera's generator driver (a
-// `main` in the library Tessera::tessera_generator, in the style of Halide's GenGen) can turn
-// them into kernel libraries at build time. With CMake:
+// Generators: pipelines a program registers by name, so that Tessera's generator driver
+// (generator_main in the library Tessera::tessera_generator, called by the `main` that
+// tessera_add_generator adds, in the style of Halide's GenGen) can turn them into kernel
+// libraries at build time, each with its provenance. With CMake:
 //
 //   // kernels.cpp
 //   #include <tessera/tessera.h>
@@ -58,6 +59,14 @@ void register_generator(const std::string &name, GeneratorFn fn);
 void register_generator(const std::string &name, std::vector<ShapeRange> ranges, RangedGeneratorFn fn);
 /// The registered names, sorted.
 std::vector<std::string> generator_names();
+/// A registered generator: fixed (`fn`) or ranged (`ranges` and `ranged`).
+struct RegisteredGenerator {
+    GeneratorFn fn;
+    std::vector<ShapeRange> ranges;
+    RangedGeneratorFn ranged;
+};
+/// The generator `name`; throws tessera::Error listing the registered names if unknown.
+RegisteredGenerator find_generator(const std::string &name);
 /// Runs the generator `name`; throws tessera::Error listing the registered names if unknown.
 GeneratedPipeline run_generator(const std::string &name);
 
@@ -69,11 +78,15 @@ struct GeneratorRegistration {
     }
 };
 
-/// The generator driver's command line, for drivers of one's own:
+/// The generator driver's command line (defined in Tessera::tessera_generator, apps/generator):
 ///   <program> -g NAME -o DIR [-f FUNCTION] [target=host] [range=P=LO..HI] [buckets=P=B1,B2]
 ///             | --list | --help
-/// Writes DIR/lib<FUNCTION>.a and DIR/<FUNCTION>.h (FUNCTION defaults to NAME). Returns the
-/// process exit code; errors are printed as "tessera: error: ...".
+/// Writes DIR/lib<FUNCTION>.a and DIR/<FUNCTION>.h (FUNCTION defaults to NAME), and the
+/// library's provenance (library_build.h) as DIR/<FUNCTION>.provenance.json and
+/// `const char *<FUNCTION>_provenance(void)` in DIR/lib<FUNCTION>_provenance.a, declared in
+/// DIR/<FUNCTION>_provenance.h. With a tuning database (TESSERA_TUNING_DB) each kernel takes its
+/// best record and a ranged library adds the tuned shapes as buckets. Returns the process exit
+/// code; errors are printed as "tessera: error: ...".
 int generator_main(int argc, char **argv);
 
 } // namespace tessera
