@@ -1,7 +1,7 @@
 // `tessera compile MODEL.onnx --target T -o DIR [--dim N=V ...] [--name NAME] [--json]`: a whole
 // ONNX model compiled ahead of time. The host gets a static library and a C header with one
 // entry point, <name>(inputs..., outputs...), the model's weights embedded (compile_model_to_library);
-// a chip gets its kernels as chip artifacts libtessera_chiprt loads, the constants as raw
+// a chip gets its programs as chip artifacts libtessera_chiprt loads, the constants as raw
 // files, and <name>.model.json + <name>.h saying in which order to run them (write_model_artifacts).
 #include <cctype>
 #include <cstdio>
@@ -98,9 +98,10 @@ Command add_compile_command(CLI::App &app) {
     cmd->footer("Host: DIR/lib<name>.a and DIR/<name>.h with one entry point, int <name>(inputs..., outputs...)\n"
                 "(tessera_buffer_t arguments, the model's inputs in order then its outputs; the weights are\n"
                 "embedded). Link it with -lpthread -lm. A chip (tsp-mini, npu-edge, a target file): the model's\n"
-                "fused kernels as DIR/<name>_k<i>.tchip (libtessera_chiprt loads them), its constants as raw\n"
-                "bytes in DIR/<name>.constants/, and DIR/<name>.model.json and DIR/<name>.h listing the kernels in\n"
-                "run order with each argument's role (model input, constant, intermediate, output).");
+                "programs (a fused kernel, or kernels linked on a chip with DRAM) as DIR/<name>_p<i>.tchip\n"
+                "(libtessera_chiprt loads them), its constants as raw bytes in DIR/<name>.constants/, and\n"
+                "DIR/<name>.model.json and DIR/<name>.h listing the programs in run order with each argument's\n"
+                "role (model input, constant, intermediate, output).");
     cmd->add_option("model", o->model, "the ONNX model file")->required();
     cmd->add_option("--target", o->target, "host, tsp-mini, npu-edge or a chip target file")->capture_default_str();
     cmd->add_option("-o,--output-dir", o->output_dir, "the directory to write into (created if missing)");

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tessera/chipsim/binary_format.h"
@@ -173,29 +174,44 @@ ChipArtifact compile_chip_artifact(const Pipeline &pipeline, const std::string &
         throw Error("chip artifact " + name + ": target '" + target.name() + "' is not a chip; use tsp-mini, npu-edge or a target JSON");
     internal::check_realize_request(pipeline, output_shapes);
     const internal::ChosenSchedule chosen(pipeline, output_shapes, target);
+    // The host library's argument order: Inputs as the lowering finds them, then the outputs.
+    ChipArtifact a = chip_artifact_of_program(compile_for_chip(pipeline, target, output_shapes), name,
+                                              internal::find_inputs(pipeline.functions()), pipeline.schedule().to_json());
+    a.schedule_source = chosen.description().empty() ? "the pipeline's schedule" : chosen.description();
+    a.tuning_record_id = record_id_of(chosen.description());
+    return a;
+}
+
+ChipArtifact chip_artifact_of_program(const ChipProgram &program, const std::string &name, const std::vector<Input> &inputs,
+                                      const std::string &schedule_json) {
     ChipArtifact a;
     a.name = name;
     a.compiler_version = TESSERA_VERSION_STRING;
-    a.schedule_json = pipeline.schedule().to_json();
-    a.schedule_source = chosen.description().empty() ? "the pipeline's schedule" : chosen.description();
-    a.tuning_record_id = record_id_of(chosen.description());
-    a.program = compile_for_chip(pipeline, target, output_shapes);
+    a.schedule_json = schedule_json;
+    a.schedule_source = "the pipeline's schedule";
+    a.program = program;
     a.target_hash = target_hash(a.program.target);
     // The program names its target, so that a manifest paired with another target's program
     // is refused on load (chipsim checks the directive against the target it runs on too).
     if (a.program.program.target.empty()) a.program.program.target = a.program.target.name;
-    // The host library's argument order: Inputs as the lowering finds them, then the outputs.
-    for (const Input &in : internal::find_inputs(pipeline.functions())) {
+    std::set<std::string> names;
+    for (const Input &in : inputs) {
         ChipArtifactArgument arg{in.name(), false, in.type(), {}};
         for (size_t d = 0; d < in.shape().size(); ++d) {
             auto v = as_const_int(in.shape()[d]);
             if (!v) throw Error("chip artifact " + name + ": dimension " + std::to_string(d) + " of Input " + in.name() + " is not a constant; chip kernels have fixed shapes");
             arg.shape.push_back(*v);
         }
+        names.insert(in.name());
         a.arguments.push_back(std::move(arg));
     }
+    for (const ChipTensorMap &m : a.program.tensors)
+        if (!m.is_output && m.constant.empty() && !names.count(m.source))
+            throw Error("chip artifact " + name + ": the program reads '" + m.source + "', which is none of the inputs given");
+    if (a.program.output_types.size() != a.program.outputs.size() || a.program.output_shapes.size() != a.program.outputs.size())
+        throw Error("chip artifact " + name + ": the program's " + std::to_string(a.program.outputs.size()) + " outputs lack their types or shapes");
     for (size_t o = 0; o < a.program.outputs.size(); ++o)
-        a.arguments.push_back({a.program.outputs[o], true, a.program.output_types.at(o), a.program.output_shapes.at(o)});
+        a.arguments.push_back({a.program.outputs[o], true, a.program.output_types[o], a.program.output_shapes[o]});
     return a;
 }
 
@@ -314,9 +330,14 @@ ChipArtifact decode_chip_artifact(const uint8_t *data, size_t size, const std::s
         if (!cp.program.target.empty() && cp.program.target != cp.target.name)
             r.fail("target.name", "is '" + cp.target.name + "' but the program was compiled for '" + cp.program.target + "'");
 
+        // Every .input and .output has a map, in program order; a .buffer (a value a linked
+        // program keeps in the chip's DRAM) never meets the caller's buffers and has none.
+        std::vector<const chipsim::TensorDecl *> mapped;
+        for (const chipsim::TensorDecl &decl : cp.program.tensors)
+            if (!decl.is_buffer) mapped.push_back(&decl);
         const json &maps = r.member(chip, "tensors", "chip");
-        if (!maps.is_array() || maps.size() != cp.program.tensors.size())
-            r.fail("chip.tensors", "must map each of the program's " + std::to_string(cp.program.tensors.size()) + " tensors once");
+        if (!maps.is_array() || maps.size() != mapped.size())
+            r.fail("chip.tensors", "must map each of the program's " + std::to_string(mapped.size()) + " inputs and outputs once");
         for (size_t i = 0; i < maps.size(); ++i) {
             const std::string f = "chip.tensors[" + std::to_string(i) + "]";
             ChipTensorMap mp;
@@ -340,8 +361,8 @@ ChipArtifact decode_chip_artifact(const uint8_t *data, size_t size, const std::s
                 if (!pad.is_number() || !std::isfinite(pad.get<double>())) r.fail(f + ".pad_value", "is not a finite number");
                 mp.pad_value = pad.get<double>();
             }
-            const chipsim::TensorDecl &decl = cp.program.tensors[i];
-            if (decl.name != mp.tensor) r.fail(f + ".tensor", "is '" + mp.tensor + "' but the program's tensor " + std::to_string(i) + " is '" + decl.name + "'");
+            const chipsim::TensorDecl &decl = *mapped[i];
+            if (decl.name != mp.tensor) r.fail(f + ".tensor", "is '" + mp.tensor + "' but the program's input or output " + std::to_string(i) + " is '" + decl.name + "'");
             if (decl.is_output != mp.is_output || decl.shape != mp.chip_shape)
                 r.fail(f, "does not match the program's declaration of " + decl.name + " (direction or shape)");
             if (mp.chip_dim_of_source.size() != mp.source_shape.size()) r.fail(f + ".chip_dim_of_source", "needs one entry per source dimension");

@@ -185,10 +185,9 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
         if (leaves.count(k.head)) {
             out.outputs.push_back(k.head);
             out.output_shapes.push_back(cp.output_shapes.at(0));
-            if (!cp.output_types.empty()) out.output_types.push_back(cp.output_types.at(0));
+            out.output_types.push_back(cp.output_types.empty() ? k.pipeline.outputs().at(0).type() : cp.output_types.at(0));
         }
     }
-    if (out.output_types.size() != out.outputs.size()) out.output_types.clear();
     out.assembly = chipsim::disassemble(out.program);
     std::string names;
     for (size_t m : members) names += (names.empty() ? "" : ", ") + kernels[m].label;

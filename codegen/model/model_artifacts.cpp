@@ -1,6 +1,7 @@
 // A model compiled for a chip as files (chip_model.h: write_model_artifacts): one chip artifact
-// per kernel — the format libtessera_chiprt loads — and the plan that strings them together
-// (<name>.model.json, <name>.h), so a C program runs the whole model with no Tessera C++ code.
+// per program — a kernel, or kernels linked into one program on a chip with DRAM — in the format
+// libtessera_chiprt loads, and the plan that strings them together (<name>.model.json,
+// <name>.h), so a C program runs the whole model with no Tessera C++ code.
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include "tessera/codegen/chip_artifact.h"
 #include "tessera/codegen/chip_model.h"
 #include "tessera/error.h"
+#include "tessera/internal/function.h"
 #include "tessera/ir_operator.h"
 
 namespace tessera {
@@ -64,18 +66,33 @@ ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const 
     ordered_json jkernels = ordered_json::array(), jintermediates = ordered_json::array(), jconstants = ordered_json::array();
     std::set<std::string> produced, written_constants;
     std::string header_kernels;
-    for (size_t k = 0; k < program.kernels.size(); ++k) {
-        const ChipModelKernel &kernel = program.kernels[k];
-        const ChipArtifact artifact = compile_chip_artifact(kernel.pipeline, name + "_k" + std::to_string(k), target, {kernel.shape});
+    for (size_t p = 0; p < program.programs.size(); ++p) {
+        const ChipModelSegment &segment = program.programs[p];
+        // The program's inputs: what its kernels read that none of them computes (values inside
+        // a linked program stay in the chip's DRAM), each once, in run order.
+        std::set<std::string> inside, seen;
+        for (size_t k : segment.kernels) inside.insert(program.kernels[k].head);
+        std::vector<Input> reads;
+        std::string label;
+        ordered_json fused = ordered_json::array();
+        for (size_t k : segment.kernels) {
+            const ChipModelKernel &kernel = program.kernels[k];
+            for (const Input &in : internal::find_inputs(kernel.pipeline.functions()))
+                if (!inside.count(in.name()) && seen.insert(in.name()).second) reads.push_back(in);
+            label += (label.empty() ? "" : " + ") + kernel.label;
+            for (const std::string &f : kernel.fused) fused.push_back(f);
+        }
+        const std::string schedule = segment.kernels.size() == 1 ? program.kernels[segment.kernels[0]].pipeline.schedule().to_json() : "";
+        const ChipArtifact artifact = chip_artifact_of_program(segment.program, name + "_p" + std::to_string(p), reads, schedule);
         files.artifacts.push_back(write_chip_artifact(artifact, dir));
         ordered_json jargs = ordered_json::array();
-        header_kernels += " *   " + fs::path(files.artifacts.back()).filename().string() + " (" + kernel.label + "):";
+        header_kernels += " *   " + fs::path(files.artifacts.back()).filename().string() + " (" + label + "):";
         for (const ChipArtifactArgument &a : artifact.arguments) {
             ordered_json j = with_tensor({{"name", a.name}, {"direction", a.is_output ? "out" : "in"}}, a.type, a.shape);
             if (a.is_output) {
                 j["role"] = output_names.count(a.name) ? "output" : "intermediate";
                 if (output_names.count(a.name)) j["model_name"] = output_names.at(a.name);
-                else jintermediates.push_back(with_tensor({{"name", a.name}, {"produced_by", k}}, a.type, a.shape));
+                else jintermediates.push_back(with_tensor({{"name", a.name}, {"produced_by", p}}, a.type, a.shape));
                 produced.insert(a.name);
             } else if (input_names.count(a.name)) {
                 j["role"] = "input";
@@ -93,15 +110,18 @@ ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const 
             } else if (produced.count(a.name)) {
                 j["role"] = "intermediate";
             } else {
-                throw Error("write_model_artifacts: kernel " + std::to_string(k) + " (" + kernel.label + ") reads '" + a.name +
-                            "', which is no model input, constant or earlier kernel's result");
+                throw Error("write_model_artifacts: program " + std::to_string(p) + " (" + label + ") reads '" + a.name +
+                            "', which is no model input, constant or earlier program's result");
             }
             header_kernels += std::string(" ") + (a.is_output ? "-> " : "") + a.name;
             jargs.push_back(j);
         }
         header_kernels += "\n";
-        jkernels.push_back({{"artifact", fs::path(files.artifacts.back()).filename().string()}, {"label", kernel.label},
-                            {"fused", kernel.fused}, {"arguments", jargs}});
+        ordered_json jprogram = {{"artifact", fs::path(files.artifacts.back()).filename().string()}, {"label", label}, {"fused", fused}};
+        jprogram["kernels"] = segment.kernels.size();
+        jprogram["in_dram"] = segment.buffers; // the values its kernels pass on inside the chip
+        jprogram["arguments"] = jargs;
+        jkernels.push_back(jprogram);
     }
     ordered_json jinputs = ordered_json::array(), joutputs = ordered_json::array();
     for (size_t i = 0; i < model.inputs.size(); ++i) {
@@ -125,12 +145,13 @@ ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const 
     std::string upper;
     for (char c : name) upper += char(std::toupper(static_cast<unsigned char>(c)));
     std::string h = "/* " + name + ".h: a model compiled by Tessera for " + target.name() + ". Do not edit.\n" +
-                    " * Run its kernels in this order with libtessera_chiprt (tessera/chiprt.h: tessera_chip_load,\n" +
+                    " * Run its programs (each one kernel, or kernels linked on the chip) in this order with\n" +
+                    " * libtessera_chiprt (tessera/chiprt.h: tessera_chip_load,\n" +
                     " * tessera_chip_run), each with its arguments in the order below (inputs, then -> outputs);\n" +
                     " * constants are raw dense bytes in " + name + ".constants/, and " + name + ".model.json lists\n" +
                     " * every argument's role, dtype and shape:\n" + header_kernels + " */\n" +
                     "#ifndef TESSERA_MODEL_" + upper + "_H\n#define TESSERA_MODEL_" + upper + "_H\n\n#define " + upper +
-                    "_NUM_KERNELS " + std::to_string(program.kernels.size()) + "\n\n/* The kernels' artifact files, in run order. */\n" +
+                    "_NUM_KERNELS " + std::to_string(program.programs.size()) + "\n\n/* The programs' artifact files, in run order. */\n" +
                     "static const char *const " + name + "_kernel_files[" + upper + "_NUM_KERNELS] = {";
     for (size_t k = 0; k < files.artifacts.size(); ++k) h += (k ? ", \"" : "\"") + fs::path(files.artifacts[k]).filename().string() + "\"";
     h += "};\n\n#endif\n";

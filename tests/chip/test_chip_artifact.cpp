@@ -346,6 +346,31 @@ TEST(ChipArtifact, CompilingForTheHostIsRefused) {
     }
 }
 
+TEST(ChipArtifact, AProgramCompiledAlreadyBecomesAnArtifactWithTheInputsGiven) {
+    Matmul mm("npu-edge");
+    const ChipProgram program = compile_for_chip(mm.p, Target::named("npu-edge"), {{kM, kN}});
+    // With its Inputs: the arguments compile_chip_artifact gives, and the same run.
+    const ChipArtifact made = chip_artifact_of_program(program, "mm", {mm.A, mm.B});
+    const ChipArtifact compiled = compile_chip_artifact(mm.p, "mm", Target::named("npu-edge"), {{kM, kN}});
+    ASSERT_EQ(made.arguments.size(), compiled.arguments.size());
+    for (size_t i = 0; i < made.arguments.size(); ++i) {
+        EXPECT_EQ(made.arguments[i].name, compiled.arguments[i].name);
+        EXPECT_EQ(made.arguments[i].shape, compiled.arguments[i].shape);
+        EXPECT_EQ(made.arguments[i].is_output, compiled.arguments[i].is_output);
+    }
+    const std::vector<uint8_t> bytes = encode_chip_artifact(made);
+    const ChipArtifact back = decode_chip_artifact(bytes.data(), bytes.size(), "made");
+    const Bindings inputs = {{mm.A, mm.a}, {mm.B, mm.b}};
+    EXPECT_EQ(run_on_chip(back.program, inputs).report.cycles, run_on_chip(compiled.program, inputs).report.cycles);
+    // Without one of the Inputs its maps read: an error naming it.
+    try {
+        chip_artifact_of_program(program, "mm", {mm.A});
+        FAIL() << "no error";
+    } catch (const Error &e) {
+        EXPECT_THAT(e.what(), HasSubstr("the program reads 'B', which is none of the inputs given"));
+    }
+}
+
 TESSERA_REGISTER_GENERATOR(chip_artifact_test_fixed, [] { return GeneratedPipeline(Matmul("tsp-mini").p, {{kM, kN}}); });
 TESSERA_REGISTER_GENERATOR(chip_artifact_test_free, [] { return GeneratedPipeline(Matmul("tsp-mini").p); });
 

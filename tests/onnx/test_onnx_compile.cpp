@@ -169,7 +169,9 @@ TEST_P(CompileForChip, ItsArtifactsRunThroughChiprtInManifestOrderGiveTheReferen
              << "        if (tessera_chip_load(\"" << (out / kernel.at("artifact").get<std::string>()).string() << "\", \"" << target << "\", &k)) {\n"
              << "            fprintf(stderr, \"load: %s\\n\", tessera_chip_last_error()); return 1; }\n"
              << "        const tessera_buffer_t *in[] = {" << ins << "};\n        tessera_buffer_t *out[] = {" << outs << "};\n"
-             << "        if (tessera_chip_run(k, in, out, NULL)) { fprintf(stderr, \"run: %s\\n\", tessera_chip_last_error()); return 1; }\n"
+             << "        tessera_chip_report_t report;\n"
+             << "        if (tessera_chip_run(k, in, out, &report)) { fprintf(stderr, \"run: %s\\n\", tessera_chip_last_error()); return 1; }\n"
+             << "        cycles += report.cycles, host_io += report.host_io_cycles;\n"
              << "        tessera_chip_free(k);\n    }\n";
     }
     const std::string output_name = manifest.at("outputs")[0].at("argument");
@@ -178,11 +180,11 @@ TEST_P(CompileForChip, ItsArtifactsRunThroughChiprtInManifestOrderGiveTheReferen
     c << "#include <stdio.h>\n#include <stdlib.h>\n#include <tessera/chiprt.h>\n#include \"" << name << ".h\"\n"
       << "static int read_file(const char *path, void *data, size_t n) {\n"
       << "    FILE *f = fopen(path, \"rb\");\n    if (!f) return 0;\n    size_t got = fread(data, 1, n, f);\n    fclose(f);\n    return got == n;\n}\n"
-      << "int main(int argc, char **argv) {\n    (void)argc;\n"
+      << "int main(int argc, char **argv) {\n    (void)argc;\n    long long cycles = 0, host_io = 0;\n"
       << "    if (" << name << "_kernel_files[0] == NULL) return 4; /* the header lists the kernels */\n"
       << decl.str() << body.str()
       << "    FILE *f = fopen(argv[2], \"wb\");\n    fwrite(b" << buffer_of[output_name] << ".data, 1, n" << buffer_of[output_name] << ", f);\n"
-      << "    fclose(f);\n";
+      << "    fclose(f);\n    printf(\"cycles %lld host_io %lld\\n\", cycles, host_io);\n";
     for (const auto &[tensor, i] : buffer_of) c << "    free(b" << i << ".data); /* " << tensor << " */\n";
     c << "    return 0;\n}\n";
     std::ofstream(dir / "consumer.c") << c.str();
@@ -191,11 +193,26 @@ TEST_P(CompileForChip, ItsArtifactsRunThroughChiprtInManifestOrderGiveTheReferen
     const auto run = tessera_test::run_command("'" + (dir / "consumer").string() + "' '" + (dir / "x.bin").string() + "' '" + (dir / "y.bin").string() + "'");
     ASSERT_EQ(run.status, 0) << run.out << run.err;
     EXPECT_EQ(within(read_raw(dir / "y.bin", e.outputs[0].type(), e.outputs[0].shape()), e.outputs[0], 3e-2), "");
-    EXPECT_EQ(manifest.at("kernels").size(), manifest.at("intermediates").size() + 1) << "each kernel but the last leaves one intermediate";
+    EXPECT_EQ(manifest.at("kernels").size(), manifest.at("intermediates").size() + 1) << "each program but the last leaves one intermediate";
+    // The artifacts are the programs run-model runs: as many, and the same cycles in all.
+    const auto model = tessera_test::run_command("'" + kCli + "' run-model '" + (models_dir() / (name + ".onnx")).string() +
+                                                 "' --dim N=2 --target " + target + " --json");
+    ASSERT_EQ(model.status, 0) << model.err;
+    const nlohmann::json report = nlohmann::json::parse(model.out);
+    EXPECT_EQ(manifest.at("kernels").size(), report.at("programs").size());
+    EXPECT_NE(run.out.find("cycles " + std::to_string(report.at("cycles").get<int64_t>()) + " host_io " +
+                           std::to_string(report.at("host_io_cycles").get<int64_t>()) + "\n"),
+              std::string::npos)
+        << run.out << " vs run-model's " << report.at("cycles") << " + " << report.at("host_io_cycles");
+    size_t kernels = 0;
+    for (const nlohmann::json &p : manifest.at("kernels")) kernels += p.at("kernels").get<size_t>();
+    EXPECT_EQ(kernels, report.at("kernels").size()) << "every kernel in one program";
+    if (target == "npu-edge" && name == "mlp_gelu")
+        EXPECT_LT(manifest.at("kernels").size(), report.at("kernels").size()) << "npu-edge links mlp_gelu's kernels: " << manifest.dump(1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CompileForChip,
-                         testing::Combine(testing::Values("mlp", "conv_net", "resnet_block"), testing::Values("tsp-mini", "npu-edge")),
+                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block"), testing::Values("tsp-mini", "npu-edge")),
                          [](const testing::TestParamInfo<ChipCase> &i) {
                              std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
                              std::replace(s.begin(), s.end(), '-', '_');

@@ -117,7 +117,7 @@ ChipModelResult run_model_on_chip(const ChipModelProgram &program, const Binding
 struct ModelArtifactFiles {
     std::string manifest;               ///< <dir>/<name>.model.json
     std::string header;                 ///< <dir>/<name>.h
-    std::vector<std::string> artifacts; ///< <dir>/<name>_k<i>.tchip, in run order
+    std::vector<std::string> artifacts; ///< <dir>/<name>_p<i>.tchip, one per program, in run order
     std::vector<std::string> constants; ///< <dir>/<name>.constants/<Input>.bin
 };
 
@@ -132,11 +132,13 @@ struct ModelInterface {
 };
 
 /// Writes a model compiled for a chip as files a C program runs with libtessera_chiprt: each
-/// kernel as a chip artifact (chip_artifact.h: <name>_k<i>.tchip and its manifest), each constant
-/// as raw dense bytes, <name>.model.json (the kernels in run order, each argument in the
-/// artifact's order — inputs, then outputs: "direction" in or out — with its role — a model input, a constant and its file, an intermediate
-/// tensor an earlier kernel produced, a model output — and the intermediate tensors), and a C
-/// header listing the same. `target` is the chip `program` was compiled for. Throws
+/// program (ChipModelProgram::programs: one kernel, or kernels linked on a DRAM chip) as a chip
+/// artifact (chip_artifact.h: <name>_p<i>.tchip and its manifest), each constant as raw dense
+/// bytes, <name>.model.json (under "kernels", the programs in run order: label, fused values,
+/// kernel count, the values kept in DRAM ("in_dram"), each argument in the artifact's order —
+/// inputs, then outputs: "direction" in or out — with its role — a model input, a constant and
+/// its file, an intermediate tensor an earlier program produced, a model output — and the
+/// intermediate tensors), and a C header listing the same. `target` is the chip `program` was compiled for. Throws
 /// tessera::Error naming the file on I/O failure.
 ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const ModelInterface &model, const Target &target,
                                          const std::string &name, const std::string &dir);
