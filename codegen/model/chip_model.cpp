@@ -15,6 +15,7 @@
 #include "tessera/internal/cut_subgraph.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_operator.h"
+#include "head_output_map.h"
 
 namespace tessera {
 
@@ -91,12 +92,8 @@ void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const Target &targe
     // Only a chip with DRAM links kernels (link_chip_model).
     if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
-    for (const ChipModelKernel &k : kernels) {
-        int maps = 0;
-        for (const ChipTensorMap &m : k.program.tensors)
-            if (m.is_output && m.source == k.head && ++maps == 1) written[k.head] = m.chip_dim_of_source;
-        if (maps != 1) written.erase(k.head);
-    }
+    for (const ChipModelKernel &k : kernels)
+        if (const ChipTensorMap *m = internal::head_output_map(k)) written[k.head] = m->chip_dim_of_source;
     for (ChipModelKernel &k : kernels) {
         ChipInputLayouts ask;
         for (const ChipTensorMap &m : k.program.tensors) {

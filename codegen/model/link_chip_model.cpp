@@ -13,6 +13,7 @@
 
 #include "tessera/chipsim/assembler.h"
 #include "tessera/error.h"
+#include "head_output_map.h"
 
 namespace tessera {
 
@@ -80,17 +81,6 @@ int highest_semaphore_of(const ChipModelKernel &k) {
     return highest;
 }
 
-/// The one map a kernel writes its head with, or nullptr when it writes it in several (slices).
-const ChipTensorMap *single_output(const ChipModelKernel &k) {
-    const ChipTensorMap *found = nullptr;
-    for (const ChipTensorMap &m : k.program.tensors)
-        if (m.is_output && m.source == k.head) {
-            if (found) return nullptr;
-            found = &m;
-        }
-    return found;
-}
-
 /// A barrier instruction: labelled with no kernel, so that each kernel's span (its stage in the
 /// report) is its own work.
 Instruction barrier(Opcode op, Queue q, int semaphore) {
@@ -144,7 +134,7 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
             }
             if (auto p = producer.find(m.source); p != producer.end() && p->second < i) {
                 const ChipModelKernel &pk = kernels[members[p->second]];
-                const ChipTensorMap *w = single_output(pk);
+                const ChipTensorMap *w = internal::head_output_map(pk);
                 if (!w || !same_bytes(pk.program, *w, cp, m))
                     throw Error("link_chip_model: " + k.label + " reads " + m.source + " in another layout than " + pk.label + " wrote it");
                 rename[m.tensor] = "k" + std::to_string(members[p->second]) + "_" + w->tensor;
@@ -217,7 +207,7 @@ std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel>
             if (apart || m.is_output) continue;
             auto p = producer_of.find(m.source);
             if (p == producer_of.end() || group_of[p->second] != groups.size() - 1) continue; // from the host
-            const ChipTensorMap *w = single_output(kernels[p->second]);
+            const ChipTensorMap *w = internal::head_output_map(kernels[p->second]);
             if (!w || !same_bytes(kernels[p->second].program, *w, kernels[k].program, m)) apart = true;
         }
         if (apart) {

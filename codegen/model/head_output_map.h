@@ -1,0 +1,21 @@
+#pragma once
+// What the graph compiler's passes ask of a model kernel's program (chip_model.cpp,
+// link_chip_model.cpp).
+#include "tessera/codegen/chip_model.h"
+
+namespace tessera::internal {
+
+/// The one map a kernel writes its head value with, or nullptr when it writes it in several
+/// (slices, conv groups): a value written in one piece is the one a later kernel can read in
+/// the writer's layout.
+inline const ChipTensorMap *head_output_map(const ChipModelKernel &k) {
+    const ChipTensorMap *found = nullptr;
+    for (const ChipTensorMap &m : k.program.tensors)
+        if (m.is_output && m.source == k.head) {
+            if (found) return nullptr;
+            found = &m;
+        }
+    return found;
+}
+
+} // namespace tessera::internal
