@@ -71,9 +71,11 @@ int compile(const CompileOptions &o) {
         j["manifest"] = files.manifest;
         j["header"] = files.header;
         j["artifacts"] = files.artifacts;
+        j["kernels"] = program.kernels.size();
         j["constants"] = files.constants.size();
         if (!o.json) {
-            std::printf("%s for %s: %zu kernels in %s\n", o.model.c_str(), target.name().c_str(), files.artifacts.size(), o.output_dir.c_str());
+            std::printf("%s for %s: %zu kernels in %zu programs in %s\n", o.model.c_str(), target.name().c_str(), program.kernels.size(),
+                        files.artifacts.size(), o.output_dir.c_str());
             for (const std::string &a : files.artifacts) std::printf("  %s\n", a.c_str());
             std::printf("  %s (run order, arguments, intermediates), %s, %zu constants\n", files.manifest.c_str(), files.header.c_str(),
                         files.constants.size());

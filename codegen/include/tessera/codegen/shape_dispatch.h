@@ -143,6 +143,9 @@ void verify_dispatch_extents(const std::string &name, const DispatchTable &table
 /// fixed-shape compile_to_library is), tried smallest first, and the dispatching entry point
 /// <dir>/lib<name>.a and <name>.h (write_dispatch_library). A chip `target` builds chip
 /// kernels (and <name>_last_report). `schedule` of the result lists each bucket's schedule.
+/// build_dispatch_library (tessera/library_build.h, what tessera_add_library and `tessera
+/// gen-lib` use) also adds the shapes the database tuned as buckets, measures every kernel and
+/// tries chip kernels fewest cycles first.
 LibraryFiles compile_to_library(const PipelineAtValues &at, const std::vector<ShapeRange> &ranges, const std::string &name,
                                 const std::string &dir, const Target &target = Target::host(), const CpuOptions &options = {});
 
