@@ -8,7 +8,8 @@
 #   tessera_add_library(<name> (SOURCES <files>... | FROM <generator-target>)
 #                       [GENERATOR <registered-name>] [FUNCTION_NAME <c-name>]
 #                       [TARGET host|tsp-mini|npu-edge|<target.json>]
-#                       [RANGES <param>=<lo>..<hi>...] [BUCKETS <param>=<b1>,<b2>...])
+#                       [RANGES <param>=<lo>..<hi>...] [BUCKETS <param>=<b1>,<b2>...]
+#                       [REPEATS <n>])
 #     Runs the generator (default: the one registered as <name>) at build time and makes
 #     <name> a static library target whose users get <c-name>.h on their include path and
 #     lib<c-name>.a (kernel + Tessera's host runtime) on their link line, with -lpthread -lm.
@@ -26,23 +27,21 @@
 #     buckets. Every library carries its provenance (compiler version, target hash, each
 #     kernel's schedule, tuning record and measured chip cycles or median host time):
 #     <c-name>.provenance.json beside the archive, and const char *<c-name>_provenance(void),
-#     declared in <c-name>_provenance.h and linked with <name>.
+#     declared in <c-name>_provenance.h and linked with <name>. A host kernel's time is the median
+#     of REPEATS runs (default 7) on this machine, so the provenance differs from build to build.
 
 function(tessera_add_generator target)
   cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_SOURCES)
     message(FATAL_ERROR "tessera_add_generator(${target}): give the SOURCES that register generators")
   endif()
-  # The driver's main: generator_main (Tessera::tessera_generator) runs the registered generators.
-  set(main_source ${CMAKE_CURRENT_BINARY_DIR}/${target}.main.cpp)
-  file(CONFIGURE OUTPUT ${main_source}
-    CONTENT "#include <tessera/codegen/generator.h>\nint main(int argc, char **argv) { return tessera::generator_main(argc, argv); }\n")
-  add_executable(${target} ${ARG_SOURCES} ${main_source})
-  target_link_libraries(${target} PRIVATE Tessera::tessera_generator Tessera::tessera ${ARG_LIBS})
+  add_executable(${target} ${ARG_SOURCES})
+  # The driver's main comes from an archive, taken only when SOURCES have no main of their own.
+  target_link_libraries(${target} PRIVATE Tessera::tessera_generator_main Tessera::tessera_generator Tessera::tessera ${ARG_LIBS})
 endfunction()
 
 function(tessera_add_library name)
-  cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;TARGET" "SOURCES;RANGES;BUCKETS" ${ARGN})
+  cmake_parse_arguments(ARG "" "FROM;GENERATOR;FUNCTION_NAME;TARGET;REPEATS" "SOURCES;RANGES;BUCKETS" ${ARGN})
   if(NOT ARG_GENERATOR)
     set(ARG_GENERATOR ${name})
   endif()
@@ -78,6 +77,9 @@ function(tessera_add_library name)
   foreach(buckets IN LISTS ARG_BUCKETS)
     list(APPEND range_arguments buckets=${buckets})
   endforeach()
+  if(ARG_REPEATS)
+    list(APPEND range_arguments repeats=${ARG_REPEATS})
+  endif()
 
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name}.tessera)
   set(library ${dir}/lib${ARG_FUNCTION_NAME}.a)

@@ -1,9 +1,10 @@
 // `tessera gen-lib SPEC.json -o DIR`: a whole kernel library from the command line — ops of the
 // registry with their parameters (lists expand to every combination) for each target, each
-// compiled with compile_to_library into DIR/<target>/, tuned from a tuning database when it has
-// a record, with the library's provenance as DIR/<target>/provenance.json and as a C function,
-// and an optional regression gate against an earlier build (--baseline). A ranged parameter
-// makes a shape-dispatching entry point (gen_lib_dispatch.h, shape_dispatch.h).
+// built and measured into DIR/<target>/ by build_library_kernel (library_build.h), tuned from a
+// tuning database when it has a record, with the library's provenance as
+// DIR/<target>/provenance.json and as a C function, and an optional regression gate against an
+// earlier build (--baseline). A ranged parameter (gen_lib_dispatch.h) makes a shape-dispatching
+// entry point (build_dispatch_library).
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -275,7 +276,7 @@ int gen_lib(const GenLibOptions &o) {
     } else {
         db = TuningDatabase::open_from_environment({.read_only = true});
     }
-    const LibraryBuildOptions build{.db = db ? &*db : nullptr, .repeats = o.repeats, .cpu = {}};
+    const LibraryBuildOptions build{.db = db ? &*db : nullptr, .repeats = o.repeats, .cpu = {}, .inputs = {}};
     /// One target's folder: its kernels and dispatching libraries, in the spec's order.
     struct Folder {
         std::string dir, target; ///< the spec's target (a name or a JSON path)
@@ -310,7 +311,9 @@ int gen_lib(const GenLibOptions &o) {
         folder.dir = (std::filesystem::path(o.out) / folder_name).string();
         if (r.ranges.empty()) {
             const ops::OpInstance op = op_with_library_schedule(r, r.params, target);
-            BuiltKernel k = build_library_kernel(op.pipeline, op.output_shapes, r.name, folder.dir, target, build);
+            LibraryBuildOptions kernel_build = build;
+            kernel_build.inputs = op.random_inputs(1); // the op's own (positive where it needs them)
+            BuiltKernel k = build_library_kernel(op.pipeline, op.output_shapes, r.name, folder.dir, target, kernel_build);
             add_op_words(k, r.op, op);
             record(folder_name, k);
             folder.kernels.push_back(std::move(k));

@@ -3,11 +3,13 @@
 #include "tessera/library_build.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -18,6 +20,7 @@
 #include "tessera/codegen/host_features.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/error.h"
+#include "tessera/internal/function.h"
 #include "tessera/tuned_schedule.h"
 #include "tessera/workload.h"
 #include "tuning_inputs.h"
@@ -40,8 +43,9 @@ int64_t artifact_cycles(const std::string &artifact_path, const Bindings &inputs
 /// A host kernel's median time of `repeats` runs after a warm-up, and the noise
 /// ((slowest - fastest) / median) so that a reader can judge a difference.
 void time_on_host(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &inputs,
-                  BuiltKernel &k, int repeats) {
-    const CompiledKernel kernel = compile_jit(pipeline, output_shapes, Target::host());
+                  const CpuOptions &cpu, BuiltKernel &k, int repeats) {
+    // The code the library holds: the same schedule and code generation options.
+    const CompiledKernel kernel = compile_jit(pipeline, output_shapes, Target::host(), cpu);
     std::vector<double> times;
     for (int r = 0; r < repeats + 1; ++r) {
         const auto start = std::chrono::steady_clock::now();
@@ -111,18 +115,34 @@ BuiltKernel build_library_kernel(const Pipeline &pipeline, const std::vector<std
                   {"schedule", json::parse(pipeline.schedule().to_json())},
                   {"library", k.files.library},
                   {"header", k.files.header}};
-    if (chip) {
-        k.cycles = artifact_cycles(k.files.artifact, internal::autotune::random_tuning_inputs(pipeline, 1));
-        entry["artifact"] = k.files.artifact;
-        entry["cycles"] = k.cycles;
-    } else {
-        entry["cpu"] = host_features().to_string();
-        if (!output_shapes.empty()) {
-            time_on_host(pipeline, output_shapes, internal::autotune::random_tuning_inputs(pipeline, 1), k, std::max(1, options.repeats));
+    if (!chip) entry["cpu"] = host_features().to_string();
+    // Measured on the caller's inputs or random ones. A host library serving any shape, or one
+    // with scalar Params or Inputs of symbolic shape, has nothing fixed to measure; one built for
+    // another CPU (options.cpu.cpu / .features) may not run here.
+    Bindings inputs = options.inputs;
+    bool measurable = !output_shapes.empty() && internal::find_params(pipeline.functions()).empty() &&
+                      (chip || (options.cpu.cpu.empty() && options.cpu.features.empty()));
+    if (measurable && inputs.empty()) {
+        try {
+            inputs = internal::autotune::random_tuning_inputs(pipeline, 1);
+        } catch (const Error &) {
+            if (chip) throw;
+            measurable = false;
+        }
+    }
+    try {
+        if (chip) {
+            k.cycles = artifact_cycles(k.files.artifact, inputs);
+            entry["artifact"] = k.files.artifact;
+            entry["cycles"] = k.cycles;
+        } else if (measurable) {
+            time_on_host(pipeline, output_shapes, inputs, options.cpu, k, std::max(1, options.repeats));
             entry["time_ms"] = k.time_ms;
             entry["noise"] = k.noise;
             entry["repeats"] = k.repeats;
         }
+    } catch (const Error &e) {
+        throw Error("kernel '" + name + "' for " + target.name() + ": measuring it: " + e.what());
     }
     k.provenance = entry.dump();
     return k;
@@ -131,10 +151,31 @@ BuiltKernel build_library_kernel(const Pipeline &pipeline, const std::vector<std
 std::vector<std::vector<int64_t>> tuned_dispatch_points(const PipelineAtValues &at, const DispatchTable &table, const Target &target,
                                                         const TuningDatabase &db) {
     const TargetIdentity identity = TargetIdentity::of(target);
+    // The workload at given values, each built once; a value the generator refuses is no point.
+    std::map<std::vector<int64_t>, std::string> keys;
+    auto key_at = [&](const std::vector<int64_t> &values) -> const std::string & {
+        auto [it, fresh] = keys.emplace(values, "");
+        if (fresh) try {
+                const ShapedPipeline shaped = at(values);
+                it->second = Workload::of(shaped.pipeline, shaped.output_shapes).key();
+            } catch (const Error &) {
+            }
+        return it->second;
+    };
+    // A workload of this pipeline at other values differs from it in its numbers only: records
+    // of other pipelines are passed over without building anything.
+    auto skeleton = [](std::string text) {
+        std::erase_if(text, [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        return text;
+    };
+    std::vector<int64_t> start;
+    for (const DispatchParam &p : table.params) start.push_back(p.lo);
+    const ShapedPipeline first = at(start);
+    const std::string own = skeleton(Workload::of(first.pipeline, first.output_shapes).canonical_form());
     std::set<std::vector<int64_t>> points;
     for (const TuningRecord &r : db.best_per_group({.workload_key = "", .target_name = identity.name, .target_hash = identity.hash})) {
         const std::optional<std::string> canonical = db.workload_canonical_form(r.workload_key);
-        if (!canonical) continue;
+        if (!canonical || skeleton(*canonical) != own) continue;
         const std::set<int64_t> extents = bracketed_integers(*canonical);
         // Each parameter's candidates: the values at which some dimension that follows it has
         // one of the record's extents.
@@ -151,13 +192,13 @@ std::vector<std::vector<int64_t>> tuned_dispatch_points(const PipelineAtValues &
                     if (v >= p.lo && v <= p.hi && std::find(c.begin(), c.end(), v) == c.end()) c.push_back(v);
                 }
             }
-        std::vector<size_t> pick(candidates.size(), 0);
         if (std::any_of(candidates.begin(), candidates.end(), [](const auto &c) { return c.empty(); })) continue;
-        for (int tries = 0; tries < 256; ++tries) {
+        // Every combination of the candidates (few: a record has a handful of extents).
+        std::vector<size_t> pick(candidates.size(), 0);
+        for (;;) {
             std::vector<int64_t> values;
             for (size_t p = 0; p < candidates.size(); ++p) values.push_back(candidates[p][pick[p]]);
-            const ShapedPipeline shaped = at(values);
-            if (Workload::of(shaped.pipeline, shaped.output_shapes).key() == r.workload_key) {
+            if (key_at(values) == r.workload_key) {
                 points.insert(values);
                 break;
             }
@@ -191,7 +232,9 @@ BuiltDispatchLibrary build_dispatch_library(const PipelineAtValues &at, const st
         std::string kernel = name;
         for (size_t p = 0; p < ranges.size(); ++p) kernel += "_" + ranges[p].name + std::to_string(values[p]);
         const ShapedPipeline shaped = at(values);
-        BuiltKernel k = build_library_kernel(shaped.pipeline, shaped.output_shapes, kernel, bucket_dir, target, options);
+        LibraryBuildOptions bucket_options = options;
+        if (bucket_options.inputs.empty()) bucket_options.inputs = shaped.check_inputs; // the pipeline's own, when it has them
+        BuiltKernel k = build_library_kernel(shaped.pipeline, shaped.output_shapes, kernel, bucket_dir, target, bucket_options);
         k.values = values;
         out.kernels.push_back(std::move(k));
     }
@@ -232,6 +275,7 @@ std::string library_provenance(const std::string &library, const Target &target,
     for (const BuiltKernel &k : kernels) p["kernels"].push_back(json::parse(k.provenance));
     for (const BuiltDispatchLibrary &d : dispatch) {
         json entry = {{"name", d.table.name},
+                      {"target", target.name()},
                       {"description", d.table.description},
                       {"library", d.files.library},
                       {"header", d.files.header},

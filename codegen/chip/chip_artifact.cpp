@@ -174,9 +174,12 @@ ChipArtifact compile_chip_artifact(const Pipeline &pipeline, const std::string &
         throw Error("chip artifact " + name + ": target '" + target.name() + "' is not a chip; use tsp-mini, npu-edge or a target JSON");
     internal::check_realize_request(pipeline, output_shapes);
     const internal::ChosenSchedule chosen(pipeline, output_shapes, target);
-    // The host library's argument order: Inputs as the lowering finds them, then the outputs.
-    ChipArtifact a = chip_artifact_of_program(compile_for_chip(pipeline, target, output_shapes), name,
-                                              internal::find_inputs(pipeline.functions()), pipeline.schedule().to_json());
+    // The schedule compiled (the tuned record's while `chosen` holds it), then the program; the
+    // host library's argument order: Inputs as the lowering finds them, then the outputs.
+    const std::string schedule = pipeline.schedule().to_json();
+    const std::vector<Input> inputs = internal::find_inputs(pipeline.functions());
+    const ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
+    ChipArtifact a = chip_artifact_of_program(program, name, inputs, schedule);
     a.schedule_source = chosen.description().empty() ? "the pipeline's schedule" : chosen.description();
     a.tuning_record_id = record_id_of(chosen.description());
     return a;

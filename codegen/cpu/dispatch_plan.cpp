@@ -1,7 +1,8 @@
 // Building a shape-dispatching library from a pipeline (shape_dispatch.h): the ranges' buckets,
 // which buffer extents follow which parameter, the reference check that zero padding leaves
 // the visible results unchanged, and compile_to_library over ranges. `tessera gen-lib` and the
-// generator driver (tessera_add_library) share it.
+// generator driver (tessera_add_library) plan with plan_dispatch_table and build with
+// build_dispatch_library (library_build.h), which adds the database's tuned shapes.
 #include <algorithm>
 #include <cstring>
 #include <filesystem>

@@ -336,6 +336,15 @@ TESSERA_REGISTER_GENERATOR(test_rows, {ShapeRange{"M", 1, 16, {}}}, [](const std
 TESSERA_REGISTER_GENERATOR(test_rows_without_shapes, {ShapeRange{"M", 1, 16, {}}},
                            [](const std::vector<int64_t> &v) { return GeneratedPipeline(matmul_of_rows(v[0]).pipeline); });
 TESSERA_REGISTER_GENERATOR(test_fixed_rows, [] { return GeneratedPipeline(matmul_of_rows(4).pipeline, {{4, 16}}); });
+// A kernel with a scalar argument: its library has fixed shapes, but nothing to measure it with.
+TESSERA_REGISTER_GENERATOR(test_scaled_rows, [] {
+    Param<float> scale("scale");
+    Input X(Float(32), {4, 16}, "X");
+    Var i("i"), j("j");
+    Func y("y");
+    y(i, j) = X(i, j) * scale;
+    return GeneratedPipeline(Pipeline(y), {{4, 16}});
+});
 
 /// Stores a host record for matmul_of_rows(m) (its own schedule) in the database at `db_path`;
 /// returns its ID.
@@ -428,6 +437,25 @@ TEST(DispatchLibrary, TheGeneratorDriverAddsTheTunedShapesAsBucketsAndWritesTheP
     }
     // The header's table holds the tuned bucket.
     EXPECT_NE(tessera_test::read_text(dir / "lib" / "rows.h").find("rows_M5"), std::string::npos);
+}
+
+TEST(DispatchLibrary, TheGeneratorDriverTimesFixedKernelsAndListsTheOnesItCannotRun) {
+    const std::filesystem::path dir = tessera_test::unique_temp_dir();
+    std::string out;
+    auto [code, err] = run_driver({"-g", "test_fixed_rows", "-o", (dir / "fixed").string(), "repeats=3"}, &out);
+    ASSERT_EQ(code, 0) << err;
+    const nlohmann::json fixed = nlohmann::json::parse(tessera_test::read_text(dir / "fixed" / "test_fixed_rows.provenance.json"));
+    ASSERT_EQ(fixed["kernels"].size(), 1u);
+    EXPECT_EQ(fixed["kernels"][0]["repeats"], 3);
+    EXPECT_GT(fixed["kernels"][0]["time_ms"].get<double>(), 0.0);
+    EXPECT_NE(out.find("ms (median of 3"), std::string::npos) << out;
+    // A scalar Param: the library is built, its provenance says it was not measured.
+    std::tie(code, err) = run_driver({"-g", "test_scaled_rows", "-o", (dir / "scaled").string()}, &out);
+    ASSERT_EQ(code, 0) << err;
+    EXPECT_TRUE(std::filesystem::exists(dir / "scaled" / "libtest_scaled_rows.a"));
+    const nlohmann::json scaled = nlohmann::json::parse(tessera_test::read_text(dir / "scaled" / "test_scaled_rows.provenance.json"));
+    EXPECT_FALSE(scaled["kernels"][0].contains("time_ms")) << scaled.dump(1);
+    EXPECT_NE(out.find("not measured"), std::string::npos) << out;
 }
 
 TEST(DispatchLibrary, TheGeneratorDriversRangeMistakesAreClearErrors) {

@@ -28,6 +28,8 @@ struct LibraryBuildOptions {
     /// Host kernels: timed runs after one warm-up; the median is kept.
     int repeats = 7;
     CpuOptions cpu;
+    /// The inputs kernels are measured on (an op's own, e.g. positive for sqrt); empty: random.
+    Bindings inputs;
 };
 
 /// One kernel of a library, built and measured.
@@ -52,8 +54,10 @@ struct BuiltKernel {
 /// database's best record for the workload on `target` when it has one (the pipeline's
 /// schedule is then that record's) — and measures it on random inputs: a chip kernel's artifact
 /// as the runtime loads it on chipsim, a host kernel JIT-compiled from the same schedule.
-/// Empty `output_shapes` (host only) builds a library serving any shape, not measured. Throws
-/// tessera::Error naming the kernel and target when compiling fails.
+/// Not measured (no time_ms in its provenance): a host library of empty `output_shapes`
+/// (serving any shape), with scalar Params or symbolic Input shapes, or built for another CPU
+/// than this one. Throws tessera::Error naming the kernel and target when compiling or
+/// measuring fails.
 BuiltKernel build_library_kernel(const Pipeline &pipeline, const std::vector<std::vector<int64_t>> &output_shapes,
                                  const std::string &name, const std::string &dir, const Target &target,
                                  const LibraryBuildOptions &options = {});

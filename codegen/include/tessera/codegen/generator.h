@@ -1,8 +1,9 @@
 #pragma once
 // Generators: pipelines a program registers by name, so that Tessera's generator driver
-// (generator_main in the library Tessera::tessera_generator, called by the `main` that
-// tessera_add_generator adds, in the style of Halide's GenGen) can turn them into kernel
-// libraries at build time, each with its provenance. With CMake:
+// (generator_main in the library Tessera::tessera_generator, called by the `main` of
+// Tessera::tessera_generator_main, which tessera_add_generator links, in the style of Halide's
+// GenGen) can turn them into kernel libraries at build time, each with its provenance. With
+// CMake:
 //
 //   // kernels.cpp
 //   #include <tessera/tessera.h>
