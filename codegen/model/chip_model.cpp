@@ -15,6 +15,7 @@
 #include "tessera/internal/cut_subgraph.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_operator.h"
+#include "tessera/realize.h"
 #include "head_output_map.h"
 
 namespace tessera {
@@ -57,6 +58,15 @@ struct Partitioner {
                 // No library schedule for this kernel's shape of algorithm: the backend's own
                 // default tiling applies (a schedule is a speed choice, never a correctness one).
             }
+            // The tuning database's best record for the kernel's workload replaces that schedule
+            // when there is one (as in realize and compile_chip_artifact), and stays on the
+            // pipeline: layout agreement recompiles it, and artifacts record it.
+            Schedule schedule;
+            {
+                const internal::ChosenSchedule chosen(k.pipeline, {hv.shape}, target);
+                schedule = k.pipeline.schedule();
+            }
+            k.pipeline.set_schedule(schedule);
             k.program = compile_for_chip(k.pipeline, target, {hv.shape});
         } catch (const Error &e) {
             error = e.what();

@@ -16,6 +16,9 @@
 #include "tessera/fusion.h"
 #include "tessera/onnx.h"
 #include "tessera/ops.h"
+#include "tessera/tuned_schedule.h"
+#include "tessera/tuning_db.h"
+#include "tessera/workload.h"
 #include "test_support.h"
 
 namespace {
@@ -38,6 +41,41 @@ using onnx_test::within;
 using ChipCase = std::tuple<std::string, std::string>; // model, target
 
 class ModelOnChip : public testing::TestWithParam<ChipCase> {};
+
+TEST(ModelOnChipTuned, AKernelTakesTheTuningDatabasesRecordForItsWorkload) {
+    const onnx::Model m = import_model("conv_net");
+    const Target npu = Target::named("npu-edge");
+    const ChipModelProgram plain = compile_model_for_chip(m.pipeline, m.values, npu);
+    // A record for the workload of the first kernel with a library schedule (a conv): the
+    // backend's default tiling (no directives), another schedule than the library's, claimed
+    // fastest.
+    const Schedule none;
+    const auto with_library_schedule = std::find_if(plain.kernels.begin(), plain.kernels.end(), [&](const ChipModelKernel &k) {
+        return k.pipeline.schedule().to_json() != none.to_json();
+    });
+    ASSERT_NE(with_library_schedule, plain.kernels.end()) << "no kernel of conv_net has a library schedule";
+    const size_t index = size_t(with_library_schedule - plain.kernels.begin());
+    const ChipModelKernel &k = *with_library_schedule;
+    const std::string db_path = (onnx_test::work_dir() / "tuning.db").string(); // beside the models, not over them
+    int64_t id = 0;
+    {
+        TuningDatabase db(db_path);
+        MeasuredSchedule record;
+        record.schedule = none;
+        record.measurement = Measurement::chip_cycles(1);
+        id = db.add(Workload::of(k.pipeline, {k.shape}), TargetIdentity::of(npu), record);
+    }
+    ASSERT_GT(id, 0);
+    set_tuning_database(db_path);
+    const ChipModelProgram tuned = compile_model_for_chip(m.pipeline, m.values, npu);
+    set_tuning_database("");
+    ASSERT_EQ(tuned.kernels.size(), plain.kernels.size());
+    EXPECT_EQ(tuned.kernels[index].pipeline.schedule().to_json(), none.to_json()) << "the record's schedule, kept on the kernel";
+    // Still the model's values.
+    const Bindings bindings = m.bindings(model_inputs(m, "conv_net"));
+    const std::vector<Buffer<>> reference = m.pipeline.realize(m.realize_shapes(), bindings, Target::reference());
+    EXPECT_EQ(within(run_model_on_chip(tuned, bindings).outputs.at(0), reference.at(0), 3e-2), "");
+}
 
 TEST_P(ModelOnChip, RunsAsFusedKernelsWithinBf16ToleranceOfTheReference) {
     const auto &[name, target] = GetParam();
