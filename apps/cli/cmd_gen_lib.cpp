@@ -284,7 +284,6 @@ int gen_lib(const GenLibOptions &o) {
         std::vector<BuiltDispatchLibrary> dispatch;
     };
     std::map<std::string, Folder> folders;
-    json kernels = json::array(), dispatch_libraries = json::array();
     std::vector<std::string> untuned;
     std::set<std::string> built_names; // folder/name: a bucket kernel must not overwrite another kernel
     auto record = [&](const std::string &folder, const BuiltKernel &k) {
@@ -293,7 +292,6 @@ int gen_lib(const GenLibOptions &o) {
                         "' (a dispatched kernel's buckets are named <name>_<param><value>); rename one");
         if (!k.tuned) untuned.push_back(folder + "/" + k.name);
         const json entry = json::parse(k.provenance);
-        kernels.push_back(entry);
         if (!o.json)
             std::printf("%s/%s: %s, %s, %s\n", folder.c_str(), k.name.c_str(), entry["description"].get<std::string>().c_str(),
                         k.tuned ? entry["schedule_source"].get<std::string>().c_str() : "library schedule (untuned)", measured_text(k).c_str());
@@ -337,23 +335,21 @@ int gen_lib(const GenLibOptions &o) {
         for (BuiltKernel &k : d.kernels) {
             add_op_words(k, r.op, ops::build_op(r.op, params_at(k.values)));
             record(folder_name, k);
-            kernels.back()["dispatch_of"] = r.name;
         }
-        json entry = {{"name", r.name}, {"target", target.name()}, {"description", d.table.description}, {"kernels", json::array()},
-                      {"library", d.files.library}, {"header", d.files.header}};
-        for (const DispatchParam &p : d.table.params) entry["ranges"][p.name] = std::to_string(p.lo) + ".." + std::to_string(p.hi);
-        for (const BuiltKernel &k : d.kernels) entry["kernels"].push_back({{"kernel", k.name}, {"values", k.values}, {"tuned", k.tuned}});
-        dispatch_libraries.push_back(entry);
         if (!o.json)
             std::printf("%s/%s: %s, one entry point over %zu kernels (tried in the order %s...)\n", folder_name.c_str(), r.name.c_str(),
                         d.table.description.c_str(), d.kernels.size(), d.table.buckets.front().kernel.c_str());
         folder.dispatch.push_back(std::move(d));
     }
     std::map<std::string, json> provenance; // target folder -> its provenance
+    json kernels = json::array(), dispatch_libraries = json::array(); // every folder's, for --json
     for (const auto &[name, folder] : folders) {
         const std::string text = library_provenance(library_name, Target::named(folder.target), folder.kernels, folder.dispatch);
         write_provenance(text, library_name + "_provenance", "provenance.json", folder.dir);
-        provenance[name] = json::parse(text);
+        const json &p = provenance[name] = json::parse(text);
+        for (const json &k : p["kernels"]) kernels.push_back(k);
+        if (p.contains("dispatch"))
+            for (const json &d : p["dispatch"]) dispatch_libraries.push_back(d);
     }
     std::vector<std::string> regressions, notes;
     if (!o.baseline.empty()) regressions = compare_with_baseline(provenance, o.baseline, o.host_threshold, notes);

@@ -61,11 +61,15 @@ int positive_count(const std::string &text, const std::string &where) {
 
 /// With a tuning database, the kernels of the library just written that kept their own
 /// schedule, as `tessera gen-lib` lists them.
-void print_untuned(const std::vector<BuiltKernel> &kernels, const char *db) {
+void print_untuned(const std::vector<BuiltKernel> &kernels, const std::vector<BuiltDispatchLibrary> &dispatch, const char *db) {
     std::string names;
     size_t n = 0;
-    for (const BuiltKernel &k : kernels)
+    auto add = [&](const BuiltKernel &k) {
         if (!k.tuned) names += (n++ ? " " : "") + k.name;
+    };
+    for (const BuiltKernel &k : kernels) add(k);
+    for (const BuiltDispatchLibrary &d : dispatch)
+        for (const BuiltKernel &k : d.kernels) add(k);
     if (n) std::cout << "untuned kernels (" << n << ", library schedule; no record in " << db << "): " << names << "\n";
 }
 
@@ -145,11 +149,7 @@ int generator_main(int argc, char **argv) {
         std::cout << "\n";
         for (const BuiltDispatchLibrary &d : dispatch)
             for (const DispatchBucket &b : d.table.buckets) std::cout << "  " << b.kernel << ": " << b.note << "\n";
-        if (db) {
-            std::vector<BuiltKernel> all = kernels;
-            for (const BuiltDispatchLibrary &d : dispatch) all.insert(all.end(), d.kernels.begin(), d.kernels.end());
-            print_untuned(all, db->path().c_str());
-        }
+        if (db) print_untuned(kernels, dispatch, db->path().c_str());
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "tessera: error: " << e.what() << "\n";

@@ -11,7 +11,6 @@
 #include <iterator>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -251,8 +250,7 @@ BuiltDispatchLibrary build_dispatch_library(const PipelineAtValues &at, const st
              .note = k.schedule_source + ", " + measured_text(k)});
     out.files = write_dispatch_library(out.table, dir, options.cpu);
     std::string schedules; // as compile_to_library over ranges lists them
-    for (const BuiltKernel &k : out.kernels)
-        schedules += (schedules.empty() ? "" : "; ") + k.name + ": " + out.table.buckets[size_t(&k - out.kernels.data())].note;
+    for (const DispatchBucket &b : out.table.buckets) schedules += (schedules.empty() ? "" : "; ") + b.kernel + ": " + b.note;
     out.files.schedule = schedules;
     return out;
 }

@@ -179,19 +179,17 @@ ChipArtifact compile_chip_artifact(const Pipeline &pipeline, const std::string &
     const std::string schedule = pipeline.schedule().to_json();
     const std::vector<Input> inputs = internal::find_inputs(pipeline.functions());
     const ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
-    ChipArtifact a = chip_artifact_of_program(program, name, inputs, schedule);
-    a.schedule_source = chosen.description().empty() ? "the pipeline's schedule" : chosen.description();
-    a.tuning_record_id = record_id_of(chosen.description());
-    return a;
+    return chip_artifact_of_program(program, name, inputs, schedule, chosen.description());
 }
 
 ChipArtifact chip_artifact_of_program(const ChipProgram &program, const std::string &name, const std::vector<Input> &inputs,
-                                      const std::string &schedule_json) {
+                                      const std::string &schedule_json, const std::string &schedule_source) {
     ChipArtifact a;
     a.name = name;
     a.compiler_version = TESSERA_VERSION_STRING;
     a.schedule_json = schedule_json;
-    a.schedule_source = "the pipeline's schedule";
+    a.schedule_source = schedule_source.empty() ? "the pipeline's schedule" : schedule_source;
+    a.tuning_record_id = record_id_of(schedule_source);
     a.program = program;
     a.target_hash = target_hash(a.program.target);
     // The program names its target, so that a manifest paired with another target's program

@@ -65,6 +65,7 @@ struct Partitioner {
             {
                 const internal::ChosenSchedule chosen(k.pipeline, {hv.shape}, target);
                 schedule = k.pipeline.schedule();
+                k.schedule_source = chosen.description();
             }
             k.pipeline.set_schedule(schedule);
             k.program = compile_for_chip(k.pipeline, target, {hv.shape});

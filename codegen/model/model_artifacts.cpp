@@ -82,8 +82,11 @@ ModelArtifactFiles write_model_artifacts(const ChipModelProgram &program, const 
             label += (label.empty() ? "" : " + ") + kernel.label;
             for (const std::string &f : kernel.fused) fused.push_back(f);
         }
-        const std::string schedule = segment.kernels.size() == 1 ? program.kernels[segment.kernels[0]].pipeline.schedule().to_json() : "";
-        const ChipArtifact artifact = chip_artifact_of_program(segment.program, name + "_p" + std::to_string(p), reads, schedule);
+        // One kernel's program records its schedule and the tuning record that chose it.
+        const ChipModelKernel *alone = segment.kernels.size() == 1 ? &program.kernels[segment.kernels[0]] : nullptr;
+        const ChipArtifact artifact = chip_artifact_of_program(segment.program, name + "_p" + std::to_string(p), reads,
+                                                               alone ? alone->pipeline.schedule().to_json() : "",
+                                                               alone ? alone->schedule_source : "");
         files.artifacts.push_back(write_chip_artifact(artifact, dir));
         ordered_json jargs = ordered_json::array();
         header_kernels += " *   " + fs::path(files.artifacts.back()).filename().string() + " (" + label + "):";

@@ -7,11 +7,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
 #include "onnx_test_util.h"
 #include "tessera/codegen/backends.h"
+#include "tessera/codegen/chip_artifact.h"
 #include "tessera/codegen/chip_model.h"
 #include "tessera/fusion.h"
 #include "tessera/onnx.h"
@@ -56,7 +58,8 @@ TEST(ModelOnChipTuned, AKernelTakesTheTuningDatabasesRecordForItsWorkload) {
     ASSERT_NE(with_library_schedule, plain.kernels.end()) << "no kernel of conv_net has a library schedule";
     const size_t index = size_t(with_library_schedule - plain.kernels.begin());
     const ChipModelKernel &k = *with_library_schedule;
-    const std::string db_path = (onnx_test::work_dir() / "tuning.db").string(); // beside the models, not over them
+    const fs::path work = onnx_test::work_dir(); // beside the models, not over them
+    const std::string db_path = (work / "tuning.db").string();
     int64_t id = 0;
     {
         TuningDatabase db(db_path);
@@ -71,6 +74,26 @@ TEST(ModelOnChipTuned, AKernelTakesTheTuningDatabasesRecordForItsWorkload) {
     set_tuning_database("");
     ASSERT_EQ(tuned.kernels.size(), plain.kernels.size());
     EXPECT_EQ(tuned.kernels[index].pipeline.schedule().to_json(), none.to_json()) << "the record's schedule, kept on the kernel";
+    EXPECT_EQ(plain.kernels[index].schedule_source, "");
+    EXPECT_NE(tuned.kernels[index].schedule_source.find("#" + std::to_string(id)), std::string::npos) << tuned.kernels[index].schedule_source;
+    // tessera compile's artifact of that kernel's program names the record.
+    ModelInterface interface;
+    for (size_t i = 0; i < m.inputs.size(); ++i) {
+        interface.input_names.push_back(m.inputs[i].name);
+        interface.inputs.push_back(m.input_params[i]);
+    }
+    for (const onnx::ModelTensor &t : m.outputs) interface.output_names.push_back(t.name);
+    interface.constants = m.constants;
+    const ModelArtifactFiles files = write_model_artifacts(tuned, interface, npu, "tuned", (work / "artifacts").string());
+    int checked = 0;
+    for (size_t p = 0; p < tuned.programs.size(); ++p) {
+        if (tuned.programs[p].kernels != std::vector<size_t>{index}) continue;
+        std::ifstream f(files.artifacts.at(p), std::ios::binary);
+        const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+        EXPECT_EQ(decode_chip_artifact(bytes.data(), bytes.size(), files.artifacts[p]).tuning_record_id, id);
+        ++checked;
+    }
+    EXPECT_EQ(checked, 1) << "the tuned kernel is a program of its own on npu-edge";
     // Still the model's values.
     const Bindings bindings = m.bindings(model_inputs(m, "conv_net"));
     const std::vector<Buffer<>> reference = m.pipeline.realize(m.realize_shapes(), bindings, Target::reference());

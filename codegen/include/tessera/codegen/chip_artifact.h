@@ -52,11 +52,13 @@ ChipArtifact compile_chip_artifact(const Pipeline &pipeline, const std::string &
 
 /// An artifact of a program compiled already (a model's linked program, link_chip_model): its
 /// arguments are the `inputs` its tensor maps read, in this order, then the program's outputs;
-/// `schedule_json` is what it was compiled from ("" when not one schedule). Throws
+/// `schedule_json` is what it was compiled from ("" when not one schedule), and
+/// `schedule_source` the tuning record that chose it (ChosenSchedule's description: "tuned
+/// record #12 (...)"; "" for the pipeline's own), which gives tuning_record_id. Throws
 /// tessera::Error when a map reads a source not among `inputs`, an input's shape is not
 /// constant, or the program's outputs lack their types.
 ChipArtifact chip_artifact_of_program(const ChipProgram &program, const std::string &name, const std::vector<Input> &inputs,
-                                      const std::string &schedule_json = "");
+                                      const std::string &schedule_json = "", const std::string &schedule_source = "");
 
 /// The manifest JSON of an artifact (what encode_chip_artifact stores).
 std::string chip_artifact_manifest(const ChipArtifact &artifact);

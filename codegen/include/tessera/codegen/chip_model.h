@@ -32,6 +32,9 @@ struct ChipModelKernel {
     std::vector<Input> reads;        ///< Earlier kernels' results it reads, each an Input named by its head.
     std::vector<int64_t> shape;
     Pipeline pipeline;               ///< The kernel's algorithm (earlier kernels' results as Inputs).
+    /// The tuning record whose schedule the pipeline took ("tuned record #12 (...)"), "" when
+    /// it kept its library schedule.
+    std::string schedule_source;
     ChipProgram program;
 };
 
