@@ -277,11 +277,15 @@ void vxm(const Instruction &in, const ResourceUse &use, MachineState &s) {
     const int lanes = vl / std::max(is, os);
     const bool fl = dtype_is_float(in.dtype);
     const int nsrc = int(in.tiles.size()) - 1;
+    const int64_t pack = vxm_rows_packed(in); // source rows per destination row
     std::vector<uint8_t> out(static_cast<size_t>(vl));
-    for (int64_t r = 0; r < in.tiles[0].count; ++r) {
+    for (int64_t r = 0; r < in.tiles[1].count; ++r) {
         const uint8_t *src[3] = {nullptr, nullptr, nullptr};
         for (int k = 0; k < nsrc; ++k) src[k] = read_row(s, use, in, k + 1, r);
-        std::fill(out.begin(), out.end(), uint8_t(0));
+        // Source row r's lanes land in the (r mod pack)-th part of destination row r / pack.
+        const int64_t part = r % pack;
+        if (part == 0) std::fill(out.begin(), out.end(), uint8_t(0));
+        uint8_t *dst = out.data() + part * lanes * os;
         for (int l = 0; l < lanes; ++l) {
             float fv[3] = {0, 0, 0};
             int64_t iv[3] = {0, 0, 0};
@@ -302,11 +306,11 @@ void vxm(const Instruction &in, const ResourceUse &use, MachineState &s) {
                 if (fl) f = float(apply_float(step.op, f, float(step.imm), 0));
                 else i = apply_int(step.op, i, int64_t(std::llround(step.imm)), 0);
             }
-            if (fl) store_from_float(in.out_dtype, out.data() + l * os, f);
-            else if (dtype_is_float(in.out_dtype)) store_from_float(in.out_dtype, out.data() + l * os, float(i));
-            else store_from_int(in.out_dtype, out.data() + l * os, i);
+            if (fl) store_from_float(in.out_dtype, dst + l * os, f);
+            else if (dtype_is_float(in.out_dtype)) store_from_float(in.out_dtype, dst + l * os, float(i));
+            else store_from_int(in.out_dtype, dst + l * os, i);
         }
-        std::memcpy(write_row(s, use, 0, r), out.data(), size_t(vl));
+        if (part == pack - 1) std::memcpy(write_row(s, use, 0, r / pack), out.data(), size_t(vl));
     }
 }
 

@@ -509,6 +509,10 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             need(rows(int(i)) == src_rows, "vxm inputs have different row counts");
         if (reduce && in.axis == ReduceAxis::Rows)
             need(rows(0) == 1, "vxm.reduce over rows writes 1 row, the destination has " + std::to_string(rows(0)));
+        else if (const int64_t pack = vxm_rows_packed(in); pack > 1)
+            need(rows(0) * pack == src_rows, "a packing vxm (" + std::to_string(pack) + " source rows a destination row) writes " +
+                                                 std::to_string(src_rows / pack) + " rows for " + std::to_string(src_rows) +
+                                                 " source rows, the destination has " + std::to_string(rows(0)));
         else
             need(rows(0) == src_rows, "vxm writes " + std::to_string(src_rows) + " rows, the destination has " + std::to_string(rows(0)));
         int64_t occ = 0, wocc = 0;

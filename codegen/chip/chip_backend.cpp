@@ -234,8 +234,18 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
 /// link as it is and the chip builds the layout the matmuls read (conv_image_codegen.h); only
 /// an NHWC image whose channels are not whole 64-byte rows is still padded into [N, Hp, Wp, Cp]
 /// on the host (groups = 1 only).
+/// The dtype the caller asked `output` to be stored in, when the kernel can store it so.
+std::optional<chipsim::DType> packed_output(const GemmKernel &kernel, const ChipLayoutRequests &layouts, const std::string &output,
+                                            const chipsim::Target &t) {
+    const auto asked = layouts.output_dtype.find(output);
+    if (asked == layouts.output_dtype.end() || asked->second == kernel.epilogue.out_dtype ||
+        !internal::chip::npu_packs_output(kernel, asked->second, t))
+        return std::nullopt;
+    return asked->second;
+}
+
 ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p,
-                         const ChipInputLayouts &layouts) {
+                         const ChipLayoutRequests &layouts) {
     using internal::chip::ConvImageSource;
     const chipsim::Target &t = cp.target;
     const internal::chip::ConvParams &cv = *g.conv;
@@ -311,6 +321,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         apply_kernel_directive(g.product.name(), d, t, base);
     }
     base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
+    base.packed_out = packed_output(base, layouts, g.output.name(), t);
 
     chipsim::TimingModel model(t);
     const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
@@ -389,7 +400,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
             slice_of_group(gi, c_source, idx[3], Og);
         }
         kk.operand_dims = base.operand_dims;
-        declare(cp, "C" + sfx, g.output.name(), kk.epilogue.out_dtype, {N, OH, OW, Op}, shape, image_dims, {}, true);
+        declare(cp, "C" + sfx, g.output.name(), kk.out_dtype(), {N, OH, OW, Op}, shape, image_dims, {}, true);
         slice_of_group(gi, cdim, 3, Og);
         std::string summary;
         std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, summary);
@@ -436,18 +447,18 @@ std::vector<int64_t> chip_double_buffer_values(const chipsim::Target &) { return
 
 /// The pipelines with a matmul-shaped stage: matmuls with epilogues and convolutions on the MXM.
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
-                                    const std::vector<std::vector<int64_t>> &output_shapes, const ChipInputLayouts &layouts);
+                                    const std::vector<std::vector<int64_t>> &output_shapes, const ChipLayoutRequests &layouts);
 
 namespace {
 
 ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes,
-                             const ChipInputLayouts &layouts);
+                             const ChipLayoutRequests &layouts);
 
 } // namespace
 
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings,
-                             const ChipInputLayouts &layouts) {
+                             const ChipLayoutRequests &layouts) {
     (void)bindings;
     ChipProgram cp = compile_pipeline(pipeline, target, output_shapes, layouts);
     cp.problem = internal::chip::problem_size(pipeline, output_shapes);
@@ -468,7 +479,7 @@ namespace {
 
 /// Chooses how the pipeline reaches the chip (README "How a pipeline reaches a chip").
 ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes,
-                             const ChipInputLayouts &layouts) {
+                             const ChipLayoutRequests &layouts) {
     internal::check_realize_request(pipeline, output_shapes);
     ChipProgram cp;
     cp.target = chip_target_description(target);
@@ -517,7 +528,7 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
 } // namespace
 
 ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, const GemmPattern &g,
-                                    const std::vector<std::vector<int64_t>> &output_shapes, const ChipInputLayouts &layouts) {
+                                    const std::vector<std::vector<int64_t>> &output_shapes, const ChipLayoutRequests &layouts) {
     const chipsim::Target &t = cp.target;
     const std::vector<int64_t> &shape = output_shapes[0];
     if (g.conv) return compile_conv(cp, g, shape, pipeline, layouts);
@@ -547,6 +558,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     kk.k = Kp;
     apply_directives(g, t, M, N, K, kk, pipeline);
     kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
+    kk.packed_out = packed_output(kk, layouts, g.output.name(), t);
 
     // Program tensors in the chip's layout and how they map to the pipeline's buffers.
     auto input_shape = [](const Input &in) { return constant_shape(in); };
@@ -607,7 +619,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
         for (int d = 0; d < bd; ++d) mp.chip_dim_of_source.push_back(d == eb ? 0 : -1);
         mp.chip_dim_of_source.push_back(1);
         mp.chip_dim_of_source.push_back(2);
-        cp.program.tensors.push_back({"C", kk.epilogue.out_dtype, mp.chip_shape, "", true});
+        cp.program.tensors.push_back({"C", kk.out_dtype(), mp.chip_shape, "", true});
         cp.tensors.push_back(mp);
     }
 

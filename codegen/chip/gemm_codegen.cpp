@@ -202,17 +202,18 @@ struct Emitter {
         const int64_t gb = kk.b_batched ? g : 0;
         return rows_view("B" + kk.tensor_suffix, ((gb * kk.k + k0) * kk.n + n0) * es, ku, kk.n * es, nu, es);
     }
-    /// An output-layout view (C or an epilogue operand) of rows m0.. of columns n0..n0+nu.
+    /// An output-layout view (C or an epilogue operand) of rows m0.. of columns n0..n0+nu, of
+    /// `bytes`-byte elements.
     OffchipView out_view(const std::string &tensor, std::array<bool, 3> dims, int64_t g, int64_t m0, int64_t rows,
-                         int64_t n0) const {
+                         int64_t n0, int bytes = 4) const {
         const int64_t sn = dims[2] ? 1 : 0;
         const int64_t sm = dims[1] ? (dims[2] ? kk.n : 1) : 0;
         const int64_t sg = dims[0] ? (dims[1] ? kk.m : 1) * (dims[2] ? kk.n : 1) : 0;
         OffchipView v;
         v.tensor = tensor + kk.tensor_suffix;
-        v.offset = (g * sg + m0 * sm + n0 * sn) * 4;
-        v.outer.push_back({rows, sm * 4});
-        v.inner_bytes = nu * 4;
+        v.offset = (g * sg + m0 * sm + n0 * sn) * bytes;
+        v.outer.push_back({rows, sm * bytes});
+        v.inner_bytes = nu * bytes;
         return v;
     }
 
@@ -307,7 +308,8 @@ struct Emitter {
         in.op = Opcode::MxmDrain;
         in.count = streams; // 0: as many as the drain can use
         in.dtype = kk.acc_dtype;
-        in.out_dtype = kk.acc_dtype;
+        // An empty epilogue's drain writes C as stored; otherwise the epilogue narrows.
+        in.out_dtype = kk.packed_out && kk.epilogue.empty() ? *kk.packed_out : kk.acc_dtype;
         in.has_out_dtype = true;
         (void)plane; // the accumulator bank names the plane
         in.tiles = {dst, acc};
@@ -315,7 +317,8 @@ struct Emitter {
     }
 
     /// Emits the epilogue on a drained tile; returns the tile holding the result and appends
-    /// every temporary to `temps` (the caller releases them after the store).
+    /// every temporary to `temps` (the caller releases them after the store). With a packed
+    /// output the last step, which computes the result, writes it packed into fewer rows.
     TileRef epilogue(const TileRef &staged, const std::vector<TileRef> &operands, int64_t rows,
                      const std::function<TileRef(int64_t rows, bool result, int hemisphere)> &place,
                      std::vector<TileRef> &temps, bool ap) {
@@ -327,9 +330,15 @@ struct Emitter {
         for (auto &s : p.steps) {
             const TileRef &src0 = vals[size_t(s.srcs[0])];
             const int other = src0.side == 'e' ? 0 : 1;
-            TileRef dst = place(rows, s.dst == p.result, other);
+            const bool packs = kk.packed_out && &s == &p.steps.back();
+            const int64_t ratio = chipsim::dtype_bytes(s.proto.out_dtype) / chipsim::dtype_bytes(kk.out_dtype());
+            TileRef dst = place(packs ? rows / ratio : rows, s.dst == p.result, other);
             temps.push_back(dst);
             Instruction in = s.proto;
+            if (packs) {
+                in.out_dtype = kk.out_dtype();
+                in.has_out_dtype = true;
+            }
             in.tiles = {dst};
             for (int x : s.srcs) in.tiles.push_back(vals[size_t(x)]);
             vals[size_t(s.dst)] = dst;
@@ -565,6 +574,7 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
 std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
     Emitter e(kk, model);
     const chipsim::Target &t = model.target();
+    if (kk.packed_out) throw Error("chip backend: internal: " + t.name + "'s kernels do not store C packed (npu_packs_output)");
     const chipsim::MemoryDesc *acc_mem = nullptr;
     for (auto &m : t.memories)
         if (m.accumulator) acc_mem = &m;
@@ -1049,6 +1059,10 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     const bool acc_db = kk.double_buffer && 2 * TM * nbt <= acc_total;
     const int64_t KB = kk.k / e.ku, NB = kk.n / e.nu, MT = (kk.m + TM - 1) / TM, NT = (NB + nbt - 1) / nbt;
     const int64_t ops_n = int64_t(kk.epilogue.operands.size());
+    if (kk.packed_out && !npu_packs_output(kk, *kk.packed_out, t))
+        throw Error("chip backend: internal: this kernel cannot store C packed as " + std::string(chipsim::dtype_name(*kk.packed_out)));
+    // Rows of the drained tile per accumulator row (fewer when an empty epilogue's drain packs).
+    const int64_t drained_rpa = kk.epilogue.empty() ? model.drain_rows_per_acc_row(kk.acc_dtype, kk.out_dtype()) : e.rpa;
 
     // One slot holds a drained output block (TM rows of nu 4-byte sums); A travels in groups of
     // KGa K blocks and B in groups of KGb K blocks of the tile's nbt column blocks, each group
@@ -1283,7 +1297,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
             const int64_t nb = j.nb0 + c;
             std::vector<TileRef> operands;
             for (int64_t i = 0; i < ops_n; ++i) operands.push_back(slot_tile(slot_of(e_key(j, i, nb)), rows * e.rpa));
-            const TileRef st = slot_tile(slot_of(key("O", {int64_t(x), c})), rows * e.rpa);
+            const TileRef st = slot_tile(slot_of(key("O", {int64_t(x), c})), rows * drained_rpa);
             TileRef acc;
             acc.memory = acc_mem->name;
             acc.base = base + (j.nb0 + c) % nbt * TM;
@@ -1298,7 +1312,8 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                                         },
                                         temps, false);
             prefetch(time + sub - 1);
-            e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu), result, "C tile");
+            e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu, chipsim::dtype_bytes(kk.out_dtype())),
+                    result, "C tile");
         }
     }
     summary += t.name + " matmul: " + std::to_string(jobs.size()) + " output tiles of " + std::to_string(TM) + "x" +
@@ -1308,7 +1323,11 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                (pack ? std::string(pack_a ? "; A and B" : "; B") + " rows packed two blocks a row, the second shifted on the SXM"
                      : std::string()) +
                ", loads prefetched in step order; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
-               (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
+               (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) +
+               (kk.packed_out ? std::string("; C stored as ") + chipsim::dtype_name(*kk.packed_out) + ", packed by the " +
+                                    (kk.epilogue.empty() ? "drain" : "epilogue's last step")
+                              : std::string()) +
+               "\n";
     return std::move(e.ops);
 }
 
@@ -1324,6 +1343,12 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
     const int64_t tiles = (m + tm - 1) / tm * ((n_up + wide - 1) / wide);
     const bool band_fits = tm * ((k + unit.k - 1) / unit.k) <= spad_rows / 2;
     return {tm, std::min(n_up, tiles < 4 && band_fits ? std::min(wide, narrow) : std::max(wide, narrow))};
+}
+
+bool npu_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t) {
+    const VectorProgram &ep = kernel.epilogue;
+    return t.issue == chipsim::IssueKind::Dynamic && dtype == chipsim::DType::BF16 && kernel.acc_dtype == chipsim::DType::FP32 &&
+           ep.out_dtype == chipsim::DType::FP32 && (ep.empty() || ep.steps.back().dst == ep.result);
 }
 
 bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t) {

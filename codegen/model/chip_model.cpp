@@ -95,18 +95,29 @@ struct Partitioner {
     }
 };
 
-/// Layout agreement before linking: a kernel that reads a value in another layout than the
-/// kernel before wrote it in is compiled again, asking for the writer's layout
-/// (ChipInputLayouts); the new program is kept when it took that layout and is no slower end to
-/// end, so that link_chip_model can keep the value in DRAM.
-void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const Target &target) {
+/// Layout agreement before linking: a kernel is compiled again asking
+///  - to read each value in the layout the kernel before wrote it in, where it reads another;
+///  - to store its value in the dtype every reader rounds it to (bf16 read by the MXM), where
+///    it is no model output and stored wider: the stored values are then those the readers read.
+/// The new program is kept when it took a request and is no slower end to end, so that
+/// link_chip_model can keep the value in DRAM. A kernel that cannot take its requests together
+/// is tried with each kind alone.
+void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs, const Target &target) {
     // Only a chip with DRAM links kernels (link_chip_model).
     if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
-    for (const ChipModelKernel &k : kernels)
+    std::map<std::string, std::set<chipsim::DType>> read_as; // value -> the dtypes its readers declare
+    for (const ChipModelKernel &k : kernels) {
         if (const ChipTensorMap *m = internal::head_output_map(k)) written[k.head] = m->chip_dim_of_source;
+        for (const ChipTensorMap &m : k.program.tensors)
+            if (!m.is_output && m.constant.empty()) read_as[m.source].insert(k.program.program.tensor(m.tensor)->dtype);
+    }
+    auto stored_dtype = [](const ChipModelKernel &k) {
+        const ChipTensorMap *m = internal::head_output_map(k);
+        return m ? std::optional(k.program.program.tensor(m->tensor)->dtype) : std::nullopt;
+    };
     for (ChipModelKernel &k : kernels) {
-        ChipInputLayouts ask;
+        ChipLayoutRequests orders, narrow;
         for (const ChipTensorMap &m : k.program.tensors) {
             auto w = written.find(m.source);
             if (m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
@@ -116,19 +127,34 @@ void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const Target &targe
             for (size_t d = 0; d < order.size(); ++d) order[d] = int(d);
             if (std::any_of(chip_dim.begin(), chip_dim.end(), [](int c) { return c < 0; })) continue;
             std::sort(order.begin(), order.end(), [&](int a, int b) { return chip_dim[size_t(a)] < chip_dim[size_t(b)]; });
-            ask.order[m.source] = order;
+            orders.order[m.source] = order;
         }
-        if (ask.order.empty()) continue;
-        ChipModelKernel again = k;
-        try {
-            again.program = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
-        } catch (const Error &) {
-            continue; // the kernel as it was stands
+        const auto readers = read_as.find(k.head);
+        const std::optional<chipsim::DType> stored = stored_dtype(k);
+        if (std::find(outputs.begin(), outputs.end(), k.head) == outputs.end() && readers != read_as.end() &&
+            readers->second.size() == 1 && stored && *readers->second.begin() == chipsim::DType::BF16 &&
+            *stored == chipsim::DType::FP32)
+            narrow.output_dtype[k.head] = chipsim::DType::BF16;
+        ChipLayoutRequests both = orders;
+        both.output_dtype = narrow.output_dtype;
+        std::vector<ChipLayoutRequests> tries{both};
+        if (!orders.order.empty() && !narrow.output_dtype.empty()) tries.insert(tries.end(), {orders, narrow});
+        for (const ChipLayoutRequests &ask : tries) {
+            if (ask.order.empty() && ask.output_dtype.empty()) continue;
+            ChipModelKernel again = k;
+            try {
+                again.program = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
+            } catch (const Error &) {
+                continue; // the kernel as it was stands
+            }
+            bool took = !ask.output_dtype.empty() && stored_dtype(again) == ask.output_dtype.begin()->second;
+            for (const ChipTensorMap &m : again.program.tensors)
+                if (!m.is_output && ask.order.count(m.source) && written.at(m.source) == m.chip_dim_of_source) took = true;
+            if (took && Partitioner::cost(again) <= Partitioner::cost(k)) {
+                k.program = std::move(again.program);
+                break;
+            }
         }
-        bool took = false;
-        for (const ChipTensorMap &m : again.program.tensors)
-            if (!m.is_output && written.count(m.source) && written.at(m.source) == m.chip_dim_of_source) took = true;
-        if (took && Partitioner::cost(again) <= Partitioner::cost(k)) k.program = std::move(again.program);
     }
 }
 
@@ -222,7 +248,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
-        agree_on_layouts(program.kernels, target);
+        agree_on_layouts(program.kernels, program.outputs, target);
         program.programs = link_chip_model(program.kernels, program.outputs);
     } else {
         for (size_t k = 0; k < program.kernels.size(); ++k) program.programs.push_back({{k}, program.kernels[k].program, {}});

@@ -1,6 +1,7 @@
 // conv2d as an implicit GEMM (one matmul per filter tap) on both chips, against the reference.
 #include "chip_test_util.h"
 
+#include <tessera/chipsim/dtype.h>
 #include <tessera/reference.h>
 
 namespace tessera {
@@ -177,7 +178,7 @@ TEST(ChipConv, AnIntegerConvsZeroPointPaddingIsWrittenByTheHost) {
         }
 }
 
-// ChipInputLayouts: the graph compiler asks an NCHW conv to read its image in NHWC (the layout the
+// ChipLayoutRequests: the graph compiler asks an NCHW conv to read its image in NHWC (the layout the
 // conv before it wrote), so the image needs no layout change on the way; the program's map says
 // it took it, and the values are the reference's. A request the kernel cannot take (the
 // weights' order) leaves its layout as it was.
@@ -188,7 +189,7 @@ TEST(ChipConv, AnNchwConvReadsItsImageInNhwcWhenAsked) {
             const ConvCase cc{1, 64, 9, 7, 32, 3, 1, 1, ops::Layout::NCHW, type, true};
             const ConvProblem p = make_conv(cc);
             const Buffer<> ref = p.pipeline.realize({p.shape}, p.bindings, Target::reference())[0];
-            ChipInputLayouts ask;
+            ChipLayoutRequests ask;
             ask.order["X"] = {0, 2, 3, 1};
             ask.order["Wt"] = {2, 3, 1, 0};
             const ChipProgram asked = compile_for_chip(p.pipeline, Target::named(chip), {p.shape}, {}, ask);
@@ -208,6 +209,65 @@ TEST(ChipConv, AnNchwConvReadsItsImageInNhwcWhenAsked) {
             const Comparison c = compare(run_on_chip(asked, p.bindings).outputs.at(0), ref, tol);
             EXPECT_TRUE(c.equal) << c.message;
         }
+}
+
+// ChipLayoutRequests::output_dtype: the graph compiler asks a kernel whose every reader rounds
+// its fp32 result to bf16 to store bf16. npu-edge packs the rows — the drain without an
+// epilogue, the epilogue's last VXM step with one — and stores the values the readers would
+// read, bit for bit, moving half the bytes to DRAM, in no more cycles. tsp-mini does not take
+// the request: its program is the same as without it.
+TEST(ChipConv, AKernelStoresBf16WhenAskedAndEveryValueIsTheRoundedOne) {
+    Input A(Float(32), {96, 128}, "A"), B(Float(32), {128, 160}, "B"), mb(Float(32), {160}, "mb");
+    const Pipeline matmul(ops::relu(ops::add(ops::matmul(A, B), mb)));
+    struct Case {
+        std::string name;
+        Pipeline pipeline;
+        Bindings bindings;
+        std::vector<int64_t> shape;
+    };
+    std::vector<Case> cases;
+    for (bool bias : {false, true}) {
+        const ConvProblem p = make_conv({1, 64, 9, 7, 96, 3, 1, 1, ops::Layout::NCHW, Float(32), bias});
+        cases.push_back({bias ? "conv + bias" : "conv", p.pipeline, p.bindings, p.shape});
+    }
+    cases.push_back({"matmul + bias + relu", matmul,
+                     {{A, test::random_buffer(Float(32), {96, 128}, 51)},
+                      {B, test::random_buffer(Float(32), {128, 160}, 52)},
+                      {mb, test::random_buffer(Float(32), {160}, 53)}},
+                     {96, 160}});
+    for (const Case &c : cases) {
+        SCOPED_TRACE(c.name);
+        const std::string out = c.pipeline.outputs()[0].name();
+        ChipLayoutRequests ask;
+        ask.output_dtype[out] = chipsim::DType::BF16;
+        auto stored = [&](const ChipProgram &cp) {
+            for (const ChipTensorMap &m : cp.tensors)
+                if (m.is_output && m.source == out) return cp.program.tensor(m.tensor)->dtype;
+            ADD_FAILURE() << "no output holds " << out;
+            return chipsim::DType::Int8;
+        };
+        const ChipProgram tsp_plain = compile_for_chip(c.pipeline, Target::named("tsp-mini"), {c.shape});
+        const ChipProgram tsp_asked = compile_for_chip(c.pipeline, Target::named("tsp-mini"), {c.shape}, {}, ask);
+        EXPECT_EQ(stored(tsp_asked), chipsim::DType::FP32);
+        EXPECT_EQ(tsp_asked.assembly, tsp_plain.assembly);
+
+        const ChipProgram plain = compile_for_chip(c.pipeline, Target::named("npu-edge"), {c.shape});
+        const ChipProgram asked = compile_for_chip(c.pipeline, Target::named("npu-edge"), {c.shape}, {}, ask);
+        EXPECT_EQ(stored(plain), chipsim::DType::FP32);
+        ASSERT_EQ(stored(asked), chipsim::DType::BF16);
+        EXPECT_NE(asked.summary.find("C stored as bf16, packed by the"), std::string::npos) << asked.summary;
+        const ChipResult p = run_on_chip(plain, c.bindings), q = run_on_chip(asked, c.bindings);
+        ASSERT_EQ(q.outputs.at(0).type(), Float(32)) << "the pipeline's type comes back";
+        const int64_t n = p.outputs.at(0).number_of_elements();
+        ASSERT_EQ(q.outputs.at(0).number_of_elements(), n);
+        const float *pv = static_cast<const float *>(p.outputs[0].data()), *qv = static_cast<const float *>(q.outputs[0].data());
+        for (int64_t i = 0; i < n; ++i)
+            ASSERT_EQ(chipsim::float_to_bf16(pv[i]), chipsim::float_to_bf16(qv[i])) << "element " << i;
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(chipsim::bf16_to_float(chipsim::float_to_bf16(qv[i])), qv[i]) << "element " << i;
+        EXPECT_LE(q.report.cycles, p.report.cycles);
+        EXPECT_LT(q.report.bytes.at("DRAM"), p.report.bytes.at("DRAM"));
+        EXPECT_LT(q.report.host_link_out_cycles, p.report.host_link_out_cycles);
+    }
 }
 
 TEST(ChipConvErrors, AGroupedConvPaddedWithAValueSaysWhy) {

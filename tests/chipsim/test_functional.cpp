@@ -5,6 +5,7 @@
 
 #include <tessera/chipsim/binary_format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -175,6 +176,54 @@ TEST(Functional, VxmImmediatesChainsSelectAndCasts) {
         for (int l = 0; l < 16; ++l) ASSERT_EQ(h[l], float_to_bf16(x[size_t(r * 16 + l)]));
         for (int l = 16; l < 32; ++l) ASSERT_EQ(h[l], 0);
     }
+}
+
+// A narrowing VXM whose destination has fewer rows packs them (vxm_rows_packed): fp32 -> bf16
+// makes one dense row of 32 from two rows of 16 lanes (what mxm.drain.fp32.bf16 writes), after
+// the chain, rounding once; int32 -> int8 packs four rows. It costs the VXM what the unpacked
+// instruction does: its source rows pass through either way.
+TEST(Functional, ANarrowingVxmWithFewerDestinationRowsPacksThem) {
+    auto x = random_float(256, 21), y = random_float(256, 22);
+    auto packed = vxm_fp32("add.fp32.bf16 MEM.e2.b1[0:8], MEM.w1.b0[0:16], MEM.e1.b0[0:16] | relu", x, y, 8);
+    for (int r = 0; r < 8; ++r) {
+        const uint16_t *h = reinterpret_cast<const uint16_t *>(packed.data() + r * 16);
+        for (int l = 0; l < 32; ++l) ASSERT_EQ(h[l], float_to_bf16(std::max(0.0f, x[size_t(r * 32 + l)] + y[size_t(r * 32 + l)])));
+    }
+
+    auto vxm_busy = [](const SimResult &r) {
+        for (const UnitReport &u : r.report.units)
+            if (u.name == "VXM") return u.busy_cycles;
+        ADD_FAILURE() << "no VXM in the report";
+        return int64_t(0);
+    };
+    auto cast = [&](const std::string &out_rows) {
+        const int64_t rows = std::stoll(out_rows);
+        return run_npu(".input X fp32 [16,16]\n.output Z bf16 [" + std::to_string(rows * 32 / 16) + ",16]\n"
+                       "dma.load SPAD[0:16], X@0[1024]\nsync.signal.load 0\nsync.wait.vector 0\n"
+                       "vxm.cast.fp32.bf16 SPAD[16:" + out_rows + "], SPAD[0:16]\nsync.signal.vector 1\nsync.wait.store 1\n"
+                       "dma.store Z@0[" + std::to_string(rows * 64) + "], SPAD[16:" + out_rows + "]\n",
+                       {{"X", tensor(DType::FP32, {16, 16}, x)}});
+    };
+    const SimResult dense = cast("8"), half = cast("16");
+    EXPECT_EQ(vxm_busy(dense), vxm_busy(half));
+    const auto z = values<uint16_t>(dense.outputs.at("Z")), zh = values<uint16_t>(half.outputs.at("Z"));
+    for (size_t i = 0; i < z.size(); ++i) {
+        ASSERT_EQ(z[i], float_to_bf16(x[i]));
+        ASSERT_EQ(zh[i / 16 * 32 + i % 16], z[i]); // the unpacked rows: 16 values, then zeros
+    }
+
+    std::vector<int32_t> w(16 * 16);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = int32_t(i % 300) - 150;
+    auto r = run_npu(".input W int32 [16,16]\n.output Z int8 [4,64]\n"
+                     "dma.load SPAD[0:16], W@0[1024]\nsync.signal.load 0\nsync.wait.vector 0\n"
+                     "vxm.relu.int32.int8 SPAD[16:4], SPAD[0:16]\nsync.signal.vector 1\nsync.wait.store 1\n"
+                     "dma.store Z@0[256], SPAD[16:4]\n",
+                     {{"W", tensor(DType::Int32, {16, 16}, w)}});
+    const auto q = values<int8_t>(r.outputs.at("Z"));
+    for (size_t i = 0; i < q.size(); ++i) ASSERT_EQ(q[i], std::clamp(std::max(w[i], 0), -128, 127));
+
+    // A destination neither as tall as the sources nor packed by the dtypes' ratio is refused.
+    expect_error([&] { cast("5"); }, {"packing vxm", "2 source rows a destination row", "destination has 5"});
 }
 
 TEST(Functional, VxmIntegerArithmeticSaturatesOnStore) {

@@ -183,28 +183,61 @@ TEST(ModelLinkedOnChip, IntermediatesInOneLayoutStayInDramAndLeaveTheHostLink) {
     EXPECT_LT(one.host_io_cycles, two.host_io_cycles);
 }
 
-// Before linking, a kernel that reads a value in another layout than its writer is compiled
-// again asking for the writer's layout: of two NCHW convs (64 channels, bf16 rows of whole
-// vectors), the second reads the first one's NHWC result as it is — no layout change on chip —
-// and no kernel gets slower. (The value still crosses the host link: the first conv writes fp32,
-// the second reads bf16, which the host rounds to.)
+namespace {
+
+/// Two NCHW convs (64 channels: bf16 rows of whole vectors), c2 reading c1; the model's output
+/// is c2, or c2 + c1 when `residual` (c1 then has a reader that takes it in fp32).
+struct TwoConvs {
+    Input x{Float(32), {1, 64, 6, 6}, "x"}, w1{Float(32), {64, 64, 3, 3}, "w1"}, w2{Float(32), {64, 64, 3, 3}, "w2"};
+    std::vector<int64_t> shape{1, 64, 6, 6};
+    std::vector<GraphValue> values;
+    Pipeline model;
+    Bindings bindings;
+    explicit TwoConvs(bool residual) {
+        ops::Conv2dOptions same;
+        same.padding = 1;
+        ops::Conv2dOptions second = same;
+        same.name = "c1";
+        second.name = "c2";
+        const ops::Tensor c1 = ops::conv2d(x, w1, same), c2 = ops::conv2d(c1, w2, second);
+        values = {{c1, shape, "c1"}, {c2, shape, "c2"}};
+        if (residual) {
+            const ops::Tensor sum = ops::add(c2, c1);
+            values.push_back({sum, shape, "sum"});
+            model = Pipeline(sum);
+        } else {
+            model = Pipeline(c2);
+        }
+        auto random = [](std::vector<int64_t> s, uint64_t seed) {
+            Buffer<> b(Float(32), std::move(s));
+            b.fill_random(seed);
+            return b;
+        };
+        bindings = {{x, random({1, 64, 6, 6}, 1)}, {w1, random({64, 64, 3, 3}, 2)}, {w2, random({64, 64, 3, 3}, 3)}};
+    }
+};
+
+/// The dtype kernel `k` stores its value in.
+chipsim::DType stored_dtype(const ChipModelKernel &k) {
+    for (const ChipTensorMap &mp : k.program.tensors)
+        if (mp.is_output && mp.source == k.head) return k.program.program.tensor(mp.tensor)->dtype;
+    ADD_FAILURE() << "the kernel of " << k.head << " has no output map for it";
+    return chipsim::DType::Int8;
+}
+
+} // namespace
+
+// Before linking, a kernel is compiled again asking for what its neighbours have: of two NCHW
+// convs the second reads the first one's NHWC result as it is — no layout change on chip — and
+// the first, whose one reader rounds its result to bf16 for the MXM, stores bf16. The value then
+// stays in DRAM: one program, no value changed (the host rounded it the same way before), no
+// kernel slower.
 TEST(ModelLinkedOnChip, AConvReadsTheLayoutTheConvBeforeWrote) {
-    Input x(Float(32), {1, 64, 6, 6}, "x"), w1(Float(32), {64, 64, 3, 3}, "w1"), w2(Float(32), {64, 64, 3, 3}, "w2");
-    ops::Conv2dOptions same;
-    same.padding = 1;
-    ops::Conv2dOptions second = same;
-    same.name = "c1";
-    second.name = "c2";
-    const ops::Tensor c1 = ops::conv2d(x, w1, same), c2 = ops::conv2d(c1, w2, second);
-    const std::vector<int64_t> shape{1, 64, 6, 6};
-    const std::vector<GraphValue> values{{c1, shape, "c1"}, {c2, shape, "c2"}};
-    const Pipeline model(c2);
-    auto random = [](std::vector<int64_t> s, uint64_t seed) {
-        Buffer<> b(Float(32), std::move(s));
-        b.fill_random(seed);
-        return b;
-    };
-    const Bindings bindings{{x, random({1, 64, 6, 6}, 1)}, {w1, random({64, 64, 3, 3}, 2)}, {w2, random({64, 64, 3, 3}, 3)}};
+    const TwoConvs two(false);
+    const Pipeline &model = two.model;
+    const std::vector<GraphValue> &values = two.values;
+    const Bindings &bindings = two.bindings;
+    const std::vector<int64_t> &shape = two.shape;
     const Target npu = Target::named("npu-edge");
     const ChipModelProgram agreed = compile_model_for_chip(model, values, npu);
     const ChipModelProgram as_is = compile_model_for_chip(model, values, npu, {.link = false});
@@ -226,6 +259,23 @@ TEST(ModelLinkedOnChip, AConvReadsTheLayoutTheConvBeforeWrote) {
     for (size_t k = 0; k < 2; ++k)
         EXPECT_LE(r.kernels[k].report.cycles, before.kernels[k].report.cycles) << r.kernels[k].label;
     EXPECT_LT(r.kernels[1].report.cycles, before.kernels[1].report.cycles) << "the image's layout change left the kernel";
+    EXPECT_EQ(stored_dtype(agreed.kernels[0]), chipsim::DType::BF16);
+    EXPECT_EQ(stored_dtype(as_is.kernels[0]), chipsim::DType::FP32);
+    ASSERT_EQ(agreed.programs.size(), 1u) << "c1 stays in DRAM";
+    EXPECT_EQ(agreed.programs[0].buffers, std::vector<std::string>{first});
+    EXPECT_EQ(within(r.outputs.at(0), before.outputs.at(0), 0), "") << "no value changes";
+}
+
+// A value one of whose readers takes it in fp32 (here a residual add) keeps its fp32 store, and
+// so does a model output: only what every reader would round anyway is stored narrower.
+TEST(ModelLinkedOnChip, AValueAReaderTakesInFp32StaysFp32) {
+    const TwoConvs two(true);
+    const ChipModelProgram agreed = compile_model_for_chip(two.model, two.values, Target::named("npu-edge"));
+    ASSERT_GE(agreed.kernels.size(), 2u);
+    for (const ChipModelKernel &k : agreed.kernels) EXPECT_EQ(stored_dtype(k), chipsim::DType::FP32) << k.label;
+    const ChipModelResult r = run_model_on_chip(agreed, two.bindings);
+    const Buffer<> reference = two.model.realize({two.shape}, two.bindings, Target::reference())[0];
+    EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
 }
 
 // The barrier between two linked kernels takes two semaphores above those the kernels use; on a

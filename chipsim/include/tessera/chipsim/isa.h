@@ -32,6 +32,9 @@
 //                          (acc: int32|fp32; streams: output rows written per cycle, default the
 //                          most the target allows; fewer leaves streams to other instructions)
 //   vxm.<op>.<in>[.<out>]  TILE, TILE[, TILE|#imm] [| op [#imm]]...   element-wise, chained
+//                          (each row's lanes: vector bytes / the wider dtype; a narrowing op
+//                          whose destination has in/out-bytes times fewer rows packs that many
+//                          source rows into each destination row, in order: vxm_rows_packed)
 //   vxm.reduce.<sum|max>.<rows|lanes>.<in>[.<out>] TILE, TILE
 //   sxm.transpose.<dt> TILE, TILE     sxm.permute.<dt> TILE, TILE, [i,j,...]
 //   sxm.shift.<dt> TILE, TILE, #k
@@ -140,6 +143,12 @@ struct Instruction {
     int32_t stage = -1;
     bool operator==(const Instruction &o) const;
 };
+
+/// How many source rows a vxm packs into each destination row: in/out element bytes when the
+/// output dtype is narrower and the destination has fewer rows than the first source (fp32 ->
+/// bf16: two rows of 16 lanes become one dense row of 32, the layout mxm.drain.fp32.bf16
+/// writes), 1 otherwise (each row's lanes stay at the start of the row, the rest zero).
+int64_t vxm_rows_packed(const Instruction &in);
 
 /// A tensor of a program: one the host gives (.input) or takes back (.output) over the host
 /// link, or (.buffer, chips with DRAM only) one that lives in the chip's DRAM for the program's

@@ -126,14 +126,21 @@ struct ChipResult {
     std::string trace_json;          ///< Chrome trace when ChipRunOptions::trace.
 };
 
-/// Layouts a caller asks Inputs to arrive in on the chip — the graph compiler asks a kernel to
-/// read a value in the layout the kernel before wrote it, so that the value can stay in the
-/// chip's DRAM (link_chip_model): Input name -> the order of its dimensions in chip memory,
-/// outermost first. The backend takes what its kernel can read and keeps its own layout
-/// otherwise; the program's ChipTensorMap says which one each Input got. Taken today: a conv2d's
-/// NCHW image as NHWC ({0, 2, 3, 1}), where the chip's layout pass builds the image on chip.
-struct ChipInputLayouts {
+/// Layouts a caller asks a kernel's values to have on the chip — the graph compiler asks a
+/// kernel to read a value in the layout and dtype the kernel before wrote it in, so that the
+/// value can stay in the chip's DRAM (link_chip_model). The backend takes what its kernel can
+/// do and keeps its own choice otherwise; the program's ChipTensorMaps and declarations say
+/// which one each value got.
+struct ChipLayoutRequests {
+    /// Input name -> the order of its dimensions in chip memory, outermost first. Taken today:
+    /// a conv2d's NCHW image as NHWC ({0, 2, 3, 1}), where the chip's layout pass builds the
+    /// image on chip.
     std::map<std::string, std::vector<int>> order;
+    /// Output Func name -> the dtype to store it in, for a value whose every reader rounds it to
+    /// that dtype anyway (the stored values are then those the readers read). Taken today:
+    /// bf16 for an fp32 matmul or conv on a chip with DRAM (npu-edge), packed by the drain or the
+    /// epilogue's last VXM step (npu_packs_output).
+    std::map<std::string, chipsim::DType> output_dtype;
 };
 
 /// Compiles `pipeline` for the chip target (Target::named: "tsp-mini", "npu-edge" or a JSON
@@ -142,7 +149,7 @@ struct ChipInputLayouts {
 /// cannot run on the chip.
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const std::vector<std::vector<int64_t>> &output_shapes,
-                             const Bindings &bindings = {}, const ChipInputLayouts &layouts = {});
+                             const Bindings &bindings = {}, const ChipLayoutRequests &layouts = {});
 /// Runs a compiled program on chipsim with these Input buffers.
 ChipResult run_on_chip(const ChipProgram &program, const Bindings &bindings, const ChipRunOptions &options = {});
 /// compile_for_chip then run_on_chip.
