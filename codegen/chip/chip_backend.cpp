@@ -234,14 +234,26 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
 /// link as it is and the chip builds the layout the matmuls read (conv_image_codegen.h); only
 /// an NHWC image whose channels are not whole 64-byte rows is still padded into [N, Hp, Wp, Cp]
 /// on the host (groups = 1 only).
-/// The dtype the caller asked `output` to be stored in, when the kernel can store it so.
+/// The dtype the caller asked `output` to be stored in (`copy`: a copy of it), when the kernel
+/// can store it so.
 std::optional<chipsim::DType> packed_output(const GemmKernel &kernel, const ChipLayoutRequests &layouts, const std::string &output,
-                                            const chipsim::Target &t) {
-    const auto asked = layouts.output_dtype.find(output);
-    if (asked == layouts.output_dtype.end() || asked->second == kernel.epilogue.out_dtype ||
-        !internal::chip::npu_packs_output(kernel, asked->second, t))
+                                            const chipsim::Target &t, bool copy) {
+    const std::map<std::string, chipsim::DType> &requests = copy ? layouts.copy_dtype : layouts.output_dtype;
+    const auto asked = requests.find(output);
+    if (asked == requests.end() || asked->second == kernel.epilogue.out_dtype ||
+        !internal::chip::npu_packs_output(kernel, asked->second, t, copy))
         return std::nullopt;
     return asked->second;
+}
+
+/// Declares the DRAM copy `name` of the output `of` maps, in `dtype` (ChipProgram::copies).
+void declare_copy(ChipProgram &cp, const ChipTensorMap &of, const std::string &name, chipsim::DType dtype) {
+    ChipTensorMap copy = of;
+    copy.tensor = name;
+    chipsim::TensorDecl decl{name, dtype, of.chip_shape, "", false};
+    decl.is_buffer = true;
+    cp.program.tensors.push_back(std::move(decl));
+    cp.copies.push_back(std::move(copy));
 }
 
 ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vector<int64_t> &shape, const Pipeline &p,
@@ -321,7 +333,8 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         apply_kernel_directive(g.product.name(), d, t, base);
     }
     base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
-    base.packed_out = packed_output(base, layouts, g.output.name(), t);
+    base.packed_out = packed_output(base, layouts, g.output.name(), t, false);
+    if (!base.packed_out && G == 1) base.copy_out = packed_output(base, layouts, g.output.name(), t, true);
 
     chipsim::TimingModel model(t);
     const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
@@ -402,6 +415,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         kk.operand_dims = base.operand_dims;
         declare(cp, "C" + sfx, g.output.name(), kk.out_dtype(), {N, OH, OW, Op}, shape, image_dims, {}, true);
         slice_of_group(gi, cdim, 3, Og);
+        if (kk.copy_out) declare_copy(cp, cp.tensors.back(), "Cb" + sfx, *kk.copy_out);
         std::string summary;
         std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, summary);
         summaries += (G > 1 ? "group " + std::to_string(gi) + ": " : std::string()) + summary;
@@ -558,7 +572,8 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     kk.k = Kp;
     apply_directives(g, t, M, N, K, kk, pipeline);
     kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
-    kk.packed_out = packed_output(kk, layouts, g.output.name(), t);
+    kk.packed_out = packed_output(kk, layouts, g.output.name(), t, false);
+    if (!kk.packed_out) kk.copy_out = packed_output(kk, layouts, g.output.name(), t, true);
 
     // Program tensors in the chip's layout and how they map to the pipeline's buffers.
     auto input_shape = [](const Input &in) { return constant_shape(in); };
@@ -621,6 +636,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
         mp.chip_dim_of_source.push_back(2);
         cp.program.tensors.push_back({"C", kk.out_dtype(), mp.chip_shape, "", true});
         cp.tensors.push_back(mp);
+        if (kk.copy_out) declare_copy(cp, mp, "Cb", *kk.copy_out);
     }
 
     chipsim::TimingModel model(t);

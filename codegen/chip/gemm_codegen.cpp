@@ -1059,8 +1059,9 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     const bool acc_db = kk.double_buffer && 2 * TM * nbt <= acc_total;
     const int64_t KB = kk.k / e.ku, NB = kk.n / e.nu, MT = (kk.m + TM - 1) / TM, NT = (NB + nbt - 1) / nbt;
     const int64_t ops_n = int64_t(kk.epilogue.operands.size());
-    if (kk.packed_out && !npu_packs_output(kk, *kk.packed_out, t))
-        throw Error("chip backend: internal: this kernel cannot store C packed as " + std::string(chipsim::dtype_name(*kk.packed_out)));
+    if ((kk.packed_out && !npu_packs_output(kk, *kk.packed_out, t, false)) || (kk.copy_out && !npu_packs_output(kk, *kk.copy_out, t, true)) ||
+        (kk.packed_out && kk.copy_out))
+        throw Error("chip backend: internal: this kernel cannot store C packed or a packed copy as asked");
     // Rows of the drained tile per accumulator row (fewer when an empty epilogue's drain packs).
     const int64_t drained_rpa = kk.epilogue.empty() ? model.drain_rows_per_acc_row(kk.acc_dtype, kk.out_dtype()) : e.rpa;
 
@@ -1139,7 +1140,8 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     // epilogue value is a tile whose slot is taken from its first write to its last read, so
     // temporaries reuse the slots of the ones already read.
     const VectorProgram &ep = kk.epilogue;
-    const int64_t temps_n = int64_t(ep.steps.size()), sub = 2 + temps_n;
+    // A copy (copy_out) is one more sub-step, after the epilogue: its cast packs the result.
+    const int64_t temps_n = int64_t(ep.steps.size()), sub = 2 + temps_n + (kk.copy_out ? 1 : 0);
     auto value_key = [&](size_t x, int64_t c, int v) {
         if (v == 0) return key("O", {int64_t(x), c});
         if (v <= ops_n) return e_key(jobs[x], v - 1, jobs[x].nb0 + c);
@@ -1164,9 +1166,15 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                 for (int v : ep.steps[s].srcs) needs.push_back({time + 1 + int64_t(s), value_key(x, c, v), Need::Out, x, c});
                 needs.push_back({time + 1 + int64_t(s), value_key(x, c, ep.steps[s].dst), Need::Out, x, c});
             }
+            if (kk.copy_out) {
+                needs.push_back({time + 1 + temps_n, value_key(x, c, ep.result), Need::Out, x, c});
+                needs.push_back({time + 1 + temps_n, key("P", {int64_t(x), c}), Need::Out, x, c});
+                needs.push_back({time + sub - 1, key("P", {int64_t(x), c}), Need::Out, x, c});
+            }
             needs.push_back({time + sub - 1, value_key(x, c, ep.result), Need::Out, x, c});
             const int64_t stored = drained + ((c + 1) * store_cycles + step_cycles - 1) / step_cycles;
             needs.push_back({stored, value_key(x, c, ep.result), Need::Hold, x, c});
+            if (kk.copy_out) needs.push_back({stored, key("P", {int64_t(x), c}), Need::Hold, x, c});
         }
     }
     std::stable_sort(needs.begin(), needs.end(), [](const Need &a, const Need &b) { return a.time < b.time; });
@@ -1311,9 +1319,25 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                                             return slot_tile(slot_of(key("T", {int64_t(x), c, s++})), r);
                                         },
                                         temps, false);
+            std::optional<TileRef> copy;
+            if (kk.copy_out) {
+                prefetch(time + 1 + temps_n);
+                copy = slot_tile(slot_of(key("P", {int64_t(x), c})), rows);
+                Instruction in;
+                in.op = Opcode::Vxm;
+                in.vop = chipsim::VxmOp::Cast;
+                in.dtype = kk.epilogue.out_dtype;
+                in.out_dtype = *kk.copy_out;
+                in.has_out_dtype = true;
+                in.tiles = {*copy, result};
+                e.emit(in, "C copy");
+            }
             prefetch(time + sub - 1);
             e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu, chipsim::dtype_bytes(kk.out_dtype())),
                     result, "C tile");
+            if (copy)
+                e.store(e.out_view("Cb", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu, chipsim::dtype_bytes(*kk.copy_out)), *copy,
+                        "C copy tile");
         }
     }
     summary += t.name + " matmul: " + std::to_string(jobs.size()) + " output tiles of " + std::to_string(TM) + "x" +
@@ -1327,6 +1351,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                (kk.packed_out ? std::string("; C stored as ") + chipsim::dtype_name(*kk.packed_out) + ", packed by the " +
                                     (kk.epilogue.empty() ? "drain" : "epilogue's last step")
                               : std::string()) +
+               (kk.copy_out ? std::string("; a ") + chipsim::dtype_name(*kk.copy_out) + " copy of C stored to DRAM too" : std::string()) +
                "\n";
     return std::move(e.ops);
 }
@@ -1345,10 +1370,12 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
     return {tm, std::min(n_up, tiles < 4 && band_fits ? std::min(wide, narrow) : std::max(wide, narrow))};
 }
 
-bool npu_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t) {
+bool npu_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t, bool copy) {
     const VectorProgram &ep = kernel.epilogue;
-    return t.issue == chipsim::IssueKind::Dynamic && dtype == chipsim::DType::BF16 && kernel.acc_dtype == chipsim::DType::FP32 &&
-           ep.out_dtype == chipsim::DType::FP32 && (ep.empty() || ep.steps.back().dst == ep.result);
+    const bool narrows = t.issue == chipsim::IssueKind::Dynamic && dtype == chipsim::DType::BF16 &&
+                         kernel.acc_dtype == chipsim::DType::FP32 && ep.out_dtype == chipsim::DType::FP32;
+    if (copy) return narrows && t.dram.bytes > 0 && kernel.tensor_suffix.empty();
+    return narrows && (ep.empty() || ep.steps.back().dst == ep.result);
 }
 
 bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t) {

@@ -98,13 +98,18 @@ struct Partitioner {
 /// Layout agreement before linking: a kernel is compiled again asking
 ///  - to read each value in the layout the kernel before wrote it in, where it reads another;
 ///  - to store its value in the dtype every reader rounds it to (bf16 read by the MXM), where
-///    it is no model output and stored wider: the stored values are then those the readers read.
-/// The new program is kept when it took a request and is no slower end to end, so that
-/// link_chip_model can keep the value in DRAM. A kernel that cannot take its requests together
-/// is tried with each kind alone.
-void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs, const Target &target) {
+///    it is no model output and stored wider: the stored values are then those the readers read;
+///  - with `copies`, to store a bf16 copy beside its value where some readers round it to bf16
+///    and others (or the caller) take it whole.
+/// The new program is kept when it took a request and is no slower end to end (a copy, which
+/// only pays once linked, when it took it), so that link_chip_model can keep the value in
+/// DRAM. A kernel that cannot take its requests together is tried with each kind alone.
+/// Returns how many kernels took a copy.
+int agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs, const Target &target,
+                     bool copies) {
     // Only a chip with DRAM links kernels (link_chip_model).
-    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return;
+    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return 0;
+    int copied = 0;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
     std::map<std::string, std::set<chipsim::DType>> read_as; // value -> the dtypes its readers declare
     for (const ChipModelKernel &k : kernels) {
@@ -131,16 +136,19 @@ void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<s
         }
         const auto readers = read_as.find(k.head);
         const std::optional<chipsim::DType> stored = stored_dtype(k);
-        if (std::find(outputs.begin(), outputs.end(), k.head) == outputs.end() && readers != read_as.end() &&
-            readers->second.size() == 1 && stored && *readers->second.begin() == chipsim::DType::BF16 &&
-            *stored == chipsim::DType::FP32)
-            narrow.output_dtype[k.head] = chipsim::DType::BF16;
+        const bool output = std::find(outputs.begin(), outputs.end(), k.head) != outputs.end();
+        if (readers != read_as.end() && readers->second.count(chipsim::DType::BF16) && stored == chipsim::DType::FP32) {
+            if (!output && readers->second.size() == 1) narrow.output_dtype[k.head] = chipsim::DType::BF16;
+            else if (copies) narrow.copy_dtype[k.head] = chipsim::DType::BF16;
+        }
         ChipLayoutRequests both = orders;
         both.output_dtype = narrow.output_dtype;
+        both.copy_dtype = narrow.copy_dtype;
         std::vector<ChipLayoutRequests> tries{both};
-        if (!orders.order.empty() && !narrow.output_dtype.empty()) tries.insert(tries.end(), {orders, narrow});
+        const bool narrows = !narrow.output_dtype.empty() || !narrow.copy_dtype.empty();
+        if (!orders.order.empty() && narrows) tries.insert(tries.end(), {orders, narrow});
         for (const ChipLayoutRequests &ask : tries) {
-            if (ask.order.empty() && ask.output_dtype.empty()) continue;
+            if (ask.order.empty() && ask.output_dtype.empty() && ask.copy_dtype.empty()) continue;
             ChipModelKernel again = k;
             try {
                 again.program = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
@@ -150,12 +158,24 @@ void agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<s
             bool took = !ask.output_dtype.empty() && stored_dtype(again) == ask.output_dtype.begin()->second;
             for (const ChipTensorMap &m : again.program.tensors)
                 if (!m.is_output && ask.order.count(m.source) && written.at(m.source) == m.chip_dim_of_source) took = true;
-            if (took && Partitioner::cost(again) <= Partitioner::cost(k)) {
+            const bool took_copy = !ask.copy_dtype.empty() && !again.program.copies.empty();
+            if (took_copy || (took && Partitioner::cost(again) <= Partitioner::cost(k))) {
                 k.program = std::move(again.program);
+                copied += took_copy ? 1 : 0;
                 break;
             }
         }
     }
+    return copied;
+}
+
+/// A model's cycles end to end, host I/O included, its programs simulated in time only.
+int64_t model_cycles(const std::vector<ChipModelSegment> &programs) {
+    ChipRunOptions timing;
+    timing.functional = false;
+    int64_t cycles = 0;
+    for (const ChipModelSegment &seg : programs) cycles += run_on_chip(seg.program, {}, timing).report.total_cycles;
+    return cycles;
 }
 
 } // namespace
@@ -248,8 +268,18 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
-        agree_on_layouts(program.kernels, program.outputs, target);
+        // Copies pay only where they let kernels share a program: the model is linked with and
+        // without them, and the one with fewer cycles end to end is kept (ties: no copies).
+        std::vector<ChipModelKernel> with_copies = program.kernels;
+        agree_on_layouts(program.kernels, program.outputs, target, false);
         program.programs = link_chip_model(program.kernels, program.outputs);
+        if (agree_on_layouts(with_copies, program.outputs, target, true) > 0) {
+            std::vector<ChipModelSegment> linked = link_chip_model(with_copies, program.outputs);
+            if (model_cycles(linked) < model_cycles(program.programs)) {
+                program.kernels = std::move(with_copies);
+                program.programs = std::move(linked);
+            }
+        }
     } else {
         for (size_t k = 0; k < program.kernels.size(); ++k) program.programs.push_back({{k}, program.kernels[k].program, {}});
     }

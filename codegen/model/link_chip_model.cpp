@@ -66,6 +66,15 @@ bool same_bytes(const ChipProgram &producer, const ChipTensorMap &written, const
     return w && r && *w == *r;
 }
 
+/// The map of what `producer` stored that `read` (of `consumer`) reads as it is: the value, or a
+/// narrower copy of it (ChipProgram::copies); nullptr when neither holds those bytes.
+const ChipTensorMap *stored_for(const ChipModelKernel &producer, const ChipProgram &consumer, const ChipTensorMap &read) {
+    if (const ChipTensorMap *w = internal::head_output_map(producer); w && same_bytes(producer.program, *w, consumer, read)) return w;
+    for (const ChipTensorMap &copy : producer.program.copies)
+        if (copy.source == producer.head && same_bytes(producer.program, copy, consumer, read)) return &copy;
+    return nullptr;
+}
+
 /// Two input maps of one source that the host fills identically (so one tensor serves both).
 bool same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram &b, const ChipTensorMap &y) {
     return x.source == y.source && x.chip_shape == y.chip_shape && x.source_shape == y.source_shape &&
@@ -134,10 +143,11 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
             }
             if (auto p = producer.find(m.source); p != producer.end() && p->second < i) {
                 const ChipModelKernel &pk = kernels[members[p->second]];
-                const ChipTensorMap *w = internal::head_output_map(pk);
-                if (!w || !same_bytes(pk.program, *w, cp, m))
+                const ChipTensorMap *w = stored_for(pk, cp, m);
+                if (!w)
                     throw Error("link_chip_model: " + k.label + " reads " + m.source + " in another layout than " + pk.label + " wrote it");
                 rename[m.tensor] = "k" + std::to_string(members[p->second]) + "_" + w->tensor;
+                if (std::find(seg.buffers.begin(), seg.buffers.end(), m.source) == seg.buffers.end()) seg.buffers.push_back(m.source);
                 continue;
             }
             const auto same = std::find_if(host_inputs.begin(), host_inputs.end(), [&](const auto &h) {
@@ -156,6 +166,12 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
             out.tensors.push_back(mm);
             host_inputs.emplace_back(i, &m);
         }
+        for (const chipsim::TensorDecl &decl : cp.program.tensors) // the kernel's own DRAM tensors (copies)
+            if (decl.is_buffer) {
+                chipsim::TensorDecl d = decl;
+                d.name = rename[decl.name] = prefix + decl.name;
+                out.program.tensors.push_back(d);
+            }
         const int32_t stage = int32_t(i);
         out.program.stages.push_back(k.label);
         if (i > 0) // wait until every queue of the kernel before has finished
@@ -207,8 +223,7 @@ std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel>
             if (apart || m.is_output) continue;
             auto p = producer_of.find(m.source);
             if (p == producer_of.end() || group_of[p->second] != groups.size() - 1) continue; // from the host
-            const ChipTensorMap *w = internal::head_output_map(kernels[p->second]);
-            if (!w || !same_bytes(kernels[p->second].program, *w, kernels[k].program, m)) apart = true;
+            if (!stored_for(kernels[p->second], kernels[k].program, m)) apart = true;
         }
         if (apart) {
             groups.emplace_back();

@@ -270,6 +270,60 @@ TEST(ChipConv, AKernelStoresBf16WhenAskedAndEveryValueIsTheRoundedOne) {
     }
 }
 
+// ChipLayoutRequests::copy_dtype: a kernel whose value some readers round to bf16 and others
+// take whole stores a bf16 copy in the chip's DRAM beside it (npu-edge; a .buffer, mapped in
+// ChipProgram::copies). Read back as an output, the copy holds every value rounded to bf16; the
+// output itself is unchanged. tsp-mini does not take the request.
+TEST(ChipConv, AKernelStoresABf16CopyBesideItsOutputWhenAsked) {
+    for (bool bias : {false, true}) {
+        SCOPED_TRACE(bias ? "conv + bias" : "conv");
+        const ConvProblem p = make_conv({1, 64, 9, 7, 96, 3, 1, 1, ops::Layout::NCHW, Float(32), bias});
+        const std::string out = p.pipeline.outputs()[0].name();
+        ChipLayoutRequests ask;
+        ask.copy_dtype[out] = chipsim::DType::BF16;
+        const ChipProgram tsp = compile_for_chip(p.pipeline, Target::named("tsp-mini"), {p.shape}, {}, ask);
+        EXPECT_TRUE(tsp.copies.empty());
+        EXPECT_EQ(tsp.assembly, compile_for_chip(p.pipeline, Target::named("tsp-mini"), {p.shape}).assembly);
+
+        const ChipProgram plain = compile_for_chip(p.pipeline, Target::named("npu-edge"), {p.shape});
+        ChipProgram asked = compile_for_chip(p.pipeline, Target::named("npu-edge"), {p.shape}, {}, ask);
+        EXPECT_TRUE(plain.copies.empty());
+        ASSERT_EQ(asked.copies.size(), 1u);
+        EXPECT_NE(asked.summary.find("a bf16 copy of C stored to DRAM too"), std::string::npos) << asked.summary;
+        const ChipTensorMap copy = asked.copies[0];
+        chipsim::TensorDecl *decl = nullptr;
+        for (chipsim::TensorDecl &d : asked.program.tensors)
+            if (d.name == copy.tensor) decl = &d;
+        ASSERT_NE(decl, nullptr);
+        EXPECT_TRUE(decl->is_buffer);
+        EXPECT_EQ(decl->dtype, chipsim::DType::BF16);
+        const ChipTensorMap *c = nullptr;
+        for (const ChipTensorMap &m : asked.tensors)
+            if (m.is_output && m.source == out) c = &m;
+        ASSERT_NE(c, nullptr);
+        EXPECT_EQ(copy.chip_shape, c->chip_shape);
+        EXPECT_EQ(copy.chip_dim_of_source, c->chip_dim_of_source);
+
+        const ChipResult p_run = run_on_chip(plain, p.bindings), q_run = run_on_chip(asked, p.bindings);
+        const Comparison same = compare(q_run.outputs.at(0), p_run.outputs.at(0), Tolerance{});
+        EXPECT_TRUE(same.equal) << "the output is unchanged: " << same.message;
+        // The copy read back: an output of its own.
+        decl->is_buffer = false;
+        decl->is_output = true;
+        ChipTensorMap as_output = copy;
+        as_output.source = "copy";
+        asked.tensors.push_back(as_output);
+        asked.outputs.push_back("copy");
+        asked.output_shapes.push_back(p.shape);
+        asked.output_types.push_back(Float(32));
+        const ChipResult read = run_on_chip(asked, p.bindings);
+        const Buffer<> &full = read.outputs.at(0), &rounded = read.outputs.at(1);
+        const float *fv = static_cast<const float *>(full.data()), *rv = static_cast<const float *>(rounded.data());
+        for (int64_t i = 0; i < full.number_of_elements(); ++i)
+            ASSERT_EQ(chipsim::bf16_to_float(chipsim::float_to_bf16(fv[i])), rv[i]) << "element " << i;
+    }
+}
+
 TEST(ChipConvErrors, AGroupedConvPaddedWithAValueSaysWhy) {
     ConvCase cc{1, 128, 6, 6, 32, 3, 1, 1, ops::Layout::NHWC, Int(8), false, 1, 2};
     cc.pad_value = 5;

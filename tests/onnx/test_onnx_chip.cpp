@@ -267,15 +267,33 @@ TEST(ModelLinkedOnChip, AConvReadsTheLayoutTheConvBeforeWrote) {
 }
 
 // A value one of whose readers takes it in fp32 (here a residual add) keeps its fp32 store, and
-// so does a model output: only what every reader would round anyway is stored narrower.
-TEST(ModelLinkedOnChip, AValueAReaderTakesInFp32StaysFp32) {
+// so would a model output: only what every reader would round anyway is stored narrower. Its
+// writer stores a bf16 copy beside it for the conv that rounds it (ChipProgram::copies), kept
+// because the model then runs as one program in fewer cycles end to end; no value changes.
+TEST(ModelLinkedOnChip, AValueAReaderTakesInFp32KeepsItsStoreAndGetsABf16Copy) {
     const TwoConvs two(true);
-    const ChipModelProgram agreed = compile_model_for_chip(two.model, two.values, Target::named("npu-edge"));
+    const Target npu = Target::named("npu-edge");
+    const ChipModelProgram agreed = compile_model_for_chip(two.model, two.values, npu);
+    const ChipModelProgram apart = compile_model_for_chip(two.model, two.values, npu, {.link = false});
     ASSERT_GE(agreed.kernels.size(), 2u);
     for (const ChipModelKernel &k : agreed.kernels) EXPECT_EQ(stored_dtype(k), chipsim::DType::FP32) << k.label;
-    const ChipModelResult r = run_model_on_chip(agreed, two.bindings);
+    const ChipModelKernel &first = agreed.kernels[0];
+    ASSERT_EQ(first.head, two.values[0].func.name());
+    ASSERT_EQ(first.program.copies.size(), 1u);
+    const ChipTensorMap &copy = first.program.copies[0];
+    EXPECT_EQ(copy.source, first.head);
+    const chipsim::TensorDecl *decl = first.program.program.tensor(copy.tensor);
+    ASSERT_NE(decl, nullptr);
+    EXPECT_TRUE(decl->is_buffer);
+    EXPECT_EQ(decl->dtype, chipsim::DType::BF16);
+    for (const ChipModelKernel &k : apart.kernels) EXPECT_TRUE(k.program.copies.empty()) << "unlinked kernels take no copies";
+    ASSERT_EQ(agreed.programs.size(), 1u) << "the conv reading c1 reads its copy in DRAM";
+
+    const ChipModelResult linked = run_model_on_chip(agreed, two.bindings), one_by_one = run_model_on_chip(apart, two.bindings);
+    EXPECT_EQ(within(linked.outputs.at(0), one_by_one.outputs.at(0), 0), "") << "no value changes";
     const Buffer<> reference = two.model.realize({two.shape}, two.bindings, Target::reference())[0];
-    EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
+    EXPECT_EQ(within(linked.outputs.at(0), reference, 3e-2), "");
+    EXPECT_LT(linked.cycles + linked.host_io_cycles, one_by_one.cycles + one_by_one.host_io_cycles);
 }
 
 // The barrier between two linked kernels takes two semaphores above those the kernels use; on a

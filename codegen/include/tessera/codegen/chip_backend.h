@@ -110,6 +110,10 @@ struct ChipProgram {
     std::string loop_nest;
     /// The algorithm's size, for the report's problem bound (chipsim::TimingModel::problem_bound).
     chipsim::ProblemSize problem;
+    /// Outputs the program also stores narrower in the chip's DRAM (ChipLayoutRequests::copy_dtype):
+    /// one map each, its tensor a .buffer, which no caller's buffer meets and run_on_chip does
+    /// not read back; a later kernel of a linked program reads it (link_chip_model).
+    std::vector<ChipTensorMap> copies;
 };
 
 /// Options of a chip run.
@@ -141,6 +145,11 @@ struct ChipLayoutRequests {
     /// bf16 for an fp32 matmul or conv on a chip with DRAM (npu-edge), packed by the drain or the
     /// epilogue's last VXM step (npu_packs_output).
     std::map<std::string, chipsim::DType> output_dtype;
+    /// Output Func name -> a dtype to store a second copy of it in, in the chip's DRAM, for
+    /// later kernels that round it to that dtype where other readers (or the caller) take it
+    /// whole (ChipProgram::copies). Taken today: bf16 for an fp32 matmul or conv on npu-edge,
+    /// packed by one more VXM step.
+    std::map<std::string, chipsim::DType> copy_dtype;
 };
 
 /// Compiles `pipeline` for the chip target (Target::named: "tsp-mini", "npu-edge" or a JSON
