@@ -95,33 +95,43 @@ struct Partitioner {
     }
 };
 
+/// The dtypes each value's readers declare (compiler tables left out).
+std::map<std::string, std::set<chipsim::DType>> dtypes_read(const std::vector<ChipModelKernel> &kernels) {
+    std::map<std::string, std::set<chipsim::DType>> read_as;
+    for (const ChipModelKernel &k : kernels)
+        for (const ChipTensorMap &m : k.program.tensors)
+            if (!m.is_output && m.constant.empty()) read_as[m.source].insert(k.program.program.tensor(m.tensor)->dtype);
+    return read_as;
+}
+
+/// The dtype a kernel stores its value in, when it stores it in one piece.
+std::optional<chipsim::DType> stored_dtype(const ChipModelKernel &k) {
+    const ChipTensorMap *m = internal::head_output_map(k);
+    return m ? std::optional(k.program.program.tensor(m->tensor)->dtype) : std::nullopt;
+}
+
+bool is_output(const std::vector<std::string> &outputs, const std::string &value) {
+    return std::find(outputs.begin(), outputs.end(), value) != outputs.end();
+}
+
 /// Layout agreement before linking: a kernel is compiled again asking
 ///  - to read each value in the layout the kernel before wrote it in, where it reads another;
 ///  - to store its value in the dtype every reader rounds it to (bf16 read by the MXM), where
-///    it is no model output and stored wider: the stored values are then those the readers read;
-///  - with `copies`, to store a bf16 copy beside its value where some readers round it to bf16
-///    and others (or the caller) take it whole.
-/// The new program is kept when it took a request and is no slower end to end (a copy, which
-/// only pays once linked, when it took it), so that link_chip_model can keep the value in
-/// DRAM. A kernel that cannot take its requests together is tried with each kind alone.
-/// Returns how many kernels took a copy.
-int agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs, const Target &target,
-                     bool copies) {
+///    it is no model output and stored wider: the stored values are then those the readers read.
+/// The new program is kept when it took a request and is no slower end to end, so that
+/// link_chip_model can keep the value in DRAM. A kernel that cannot take its requests together
+/// is tried with each kind alone. Returns the requests each kernel took (empty: none).
+std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs,
+                                                 const Target &target) {
+    std::vector<ChipLayoutRequests> taken(kernels.size());
     // Only a chip with DRAM links kernels (link_chip_model).
-    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return 0;
-    int copied = 0;
+    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return taken;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
-    std::map<std::string, std::set<chipsim::DType>> read_as; // value -> the dtypes its readers declare
-    for (const ChipModelKernel &k : kernels) {
+    for (const ChipModelKernel &k : kernels)
         if (const ChipTensorMap *m = internal::head_output_map(k)) written[k.head] = m->chip_dim_of_source;
-        for (const ChipTensorMap &m : k.program.tensors)
-            if (!m.is_output && m.constant.empty()) read_as[m.source].insert(k.program.program.tensor(m.tensor)->dtype);
-    }
-    auto stored_dtype = [](const ChipModelKernel &k) {
-        const ChipTensorMap *m = internal::head_output_map(k);
-        return m ? std::optional(k.program.program.tensor(m->tensor)->dtype) : std::nullopt;
-    };
-    for (ChipModelKernel &k : kernels) {
+    const std::map<std::string, std::set<chipsim::DType>> read_as = dtypes_read(kernels);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        ChipModelKernel &k = kernels[i];
         ChipLayoutRequests orders, narrow;
         for (const ChipTensorMap &m : k.program.tensors) {
             auto w = written.find(m.source);
@@ -135,20 +145,15 @@ int agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<st
             orders.order[m.source] = order;
         }
         const auto readers = read_as.find(k.head);
-        const std::optional<chipsim::DType> stored = stored_dtype(k);
-        const bool output = std::find(outputs.begin(), outputs.end(), k.head) != outputs.end();
-        if (readers != read_as.end() && readers->second.count(chipsim::DType::BF16) && stored == chipsim::DType::FP32) {
-            if (!output && readers->second.size() == 1) narrow.output_dtype[k.head] = chipsim::DType::BF16;
-            else if (copies) narrow.copy_dtype[k.head] = chipsim::DType::BF16;
-        }
+        if (!is_output(outputs, k.head) && readers != read_as.end() && readers->second == std::set{chipsim::DType::BF16} &&
+            stored_dtype(k) == chipsim::DType::FP32)
+            narrow.output_dtype[k.head] = chipsim::DType::BF16;
         ChipLayoutRequests both = orders;
         both.output_dtype = narrow.output_dtype;
-        both.copy_dtype = narrow.copy_dtype;
         std::vector<ChipLayoutRequests> tries{both};
-        const bool narrows = !narrow.output_dtype.empty() || !narrow.copy_dtype.empty();
-        if (!orders.order.empty() && narrows) tries.insert(tries.end(), {orders, narrow});
+        if (!orders.order.empty() && !narrow.output_dtype.empty()) tries.insert(tries.end(), {orders, narrow});
         for (const ChipLayoutRequests &ask : tries) {
-            if (ask.order.empty() && ask.output_dtype.empty() && ask.copy_dtype.empty()) continue;
+            if (ask.order.empty() && ask.output_dtype.empty()) continue;
             ChipModelKernel again = k;
             try {
                 again.program = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
@@ -158,15 +163,65 @@ int agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<st
             bool took = !ask.output_dtype.empty() && stored_dtype(again) == ask.output_dtype.begin()->second;
             for (const ChipTensorMap &m : again.program.tensors)
                 if (!m.is_output && ask.order.count(m.source) && written.at(m.source) == m.chip_dim_of_source) took = true;
-            const bool took_copy = !ask.copy_dtype.empty() && !again.program.copies.empty();
-            if (took_copy || (took && Partitioner::cost(again) <= Partitioner::cost(k))) {
+            if (took && Partitioner::cost(again) <= Partitioner::cost(k)) {
                 k.program = std::move(again.program);
-                copied += took_copy ? 1 : 0;
+                taken[i] = ask;
                 break;
             }
         }
     }
+    return taken;
+}
+
+/// Copies, after layout agreement: a kernel whose value some readers round to bf16 while others
+/// (or the caller) take it whole is compiled again asking, beside what it took, for a bf16 copy
+/// in DRAM (ChipLayoutRequests::copy_dtype), which those readers read once linked. Kept when
+/// taken: a copy costs its kernel a cast and a store and pays only where it lets kernels share
+/// a program, which the caller judges on the linked model. Returns how many kernels took one.
+int add_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipLayoutRequests> &taken, const Target &target) {
+    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return 0;
+    const std::map<std::string, std::set<chipsim::DType>> read_as = dtypes_read(kernels);
+    int copied = 0;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        ChipModelKernel &k = kernels[i];
+        const auto readers = read_as.find(k.head);
+        if (readers == read_as.end() || !readers->second.count(chipsim::DType::BF16) || stored_dtype(k) != chipsim::DType::FP32)
+            continue;
+        ChipLayoutRequests ask = taken[i];
+        ask.copy_dtype[k.head] = chipsim::DType::BF16;
+        try {
+            ChipProgram again = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
+            if (again.copies.empty()) continue;
+            k.program = std::move(again);
+            taken[i] = ask;
+            ++copied;
+        } catch (const Error &) {
+            // the kernel as it was stands
+        }
+    }
     return copied;
+}
+
+/// Compiles again, without its copy, every kernel whose copy no kernel of its program reads (a
+/// reader in another program, or one that reads another layout). Returns whether any changed.
+bool drop_unread_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipLayoutRequests> &taken,
+                        const std::vector<ChipModelSegment> &programs, const Target &target) {
+    bool changed = false;
+    for (const ChipModelSegment &seg : programs)
+        for (size_t k : seg.kernels) {
+            if (kernels[k].program.copies.empty()) continue;
+            std::set<std::string> names;
+            for (const ChipTensorMap &copy : kernels[k].program.copies) names.insert(internal::linked_tensor_name(k, copy.tensor));
+            const auto &instructions = seg.program.program.instructions;
+            const bool read = seg.kernels.size() > 1 && std::any_of(instructions.begin(), instructions.end(), [&](const chipsim::Instruction &in) {
+                                  return in.op == chipsim::Opcode::DmaLoad && names.count(in.view.tensor);
+                              });
+            if (read) continue;
+            taken[k].copy_dtype.clear();
+            kernels[k].program = compile_for_chip(kernels[k].pipeline, target, {kernels[k].shape}, {}, taken[k]);
+            changed = true;
+        }
+    return changed;
 }
 
 /// A model's cycles end to end, host I/O included, its programs simulated in time only.
@@ -268,13 +323,15 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
-        // Copies pay only where they let kernels share a program: the model is linked with and
-        // without them, and the one with fewer cycles end to end is kept (ties: no copies).
-        std::vector<ChipModelKernel> with_copies = program.kernels;
-        agree_on_layouts(program.kernels, program.outputs, target, false);
+        std::vector<ChipLayoutRequests> taken = agree_on_layouts(program.kernels, program.outputs, target);
         program.programs = link_chip_model(program.kernels, program.outputs);
-        if (agree_on_layouts(with_copies, program.outputs, target, true) > 0) {
+        // Copies pay only where they let kernels share a program: the model is linked with them
+        // (each one no kernel of its program reads dropped again) and without, and the one with
+        // fewer cycles end to end is kept (ties: no copies).
+        std::vector<ChipModelKernel> with_copies = program.kernels;
+        if (add_copies(with_copies, taken, target) > 0) {
             std::vector<ChipModelSegment> linked = link_chip_model(with_copies, program.outputs);
+            if (drop_unread_copies(with_copies, taken, linked, target)) linked = link_chip_model(with_copies, program.outputs);
             if (model_cycles(linked) < model_cycles(program.programs)) {
                 program.kernels = std::move(with_copies);
                 program.programs = std::move(linked);

@@ -1,6 +1,8 @@
 #pragma once
 // What the graph compiler's passes ask of a model kernel's program (chip_model.cpp,
 // link_chip_model.cpp).
+#include <string>
+
 #include "tessera/codegen/chip_model.h"
 
 namespace tessera::internal {
@@ -17,5 +19,8 @@ inline const ChipTensorMap *head_output_map(const ChipModelKernel &k) {
         }
     return found;
 }
+
+/// The name kernel `kernel`'s program tensor `tensor` takes in a linked program.
+inline std::string linked_tensor_name(size_t kernel, const std::string &tensor) { return "k" + std::to_string(kernel) + "_" + tensor; }
 
 } // namespace tessera::internal

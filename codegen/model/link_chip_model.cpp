@@ -121,13 +121,13 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
     for (size_t i = 0; i < members.size(); ++i) {
         const ChipModelKernel &k = kernels[members[i]];
         const ChipProgram &cp = k.program;
-        const std::string prefix = "k" + std::to_string(members[i]) + "_";
+        auto linked_name = [&](const std::string &tensor) { return internal::linked_tensor_name(members[i], tensor); };
         std::map<std::string, std::string> rename; // the kernel's tensor -> the linked program's
         for (const ChipTensorMap &m : cp.tensors) {
             const chipsim::TensorDecl &decl = decl_of(cp, m);
             if (m.is_output) {
                 chipsim::TensorDecl d = decl;
-                d.name = rename[m.tensor] = prefix + m.tensor;
+                d.name = rename[m.tensor] = linked_name(m.tensor);
                 d.file.clear();
                 d.is_output = leaves.count(m.source) > 0;
                 d.is_buffer = !d.is_output;
@@ -146,19 +146,21 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
                 const ChipTensorMap *w = stored_for(pk, cp, m);
                 if (!w)
                     throw Error("link_chip_model: " + k.label + " reads " + m.source + " in another layout than " + pk.label + " wrote it");
-                rename[m.tensor] = "k" + std::to_string(members[p->second]) + "_" + w->tensor;
-                if (std::find(seg.buffers.begin(), seg.buffers.end(), m.source) == seg.buffers.end()) seg.buffers.push_back(m.source);
+                rename[m.tensor] = internal::linked_tensor_name(members[p->second], w->tensor);
+                // A value read from its copy stays in DRAM as that copy, whether or not it leaves.
+                if (w != internal::head_output_map(pk) && std::find(seg.buffers.begin(), seg.buffers.end(), m.source) == seg.buffers.end())
+                    seg.buffers.push_back(m.source);
                 continue;
             }
             const auto same = std::find_if(host_inputs.begin(), host_inputs.end(), [&](const auto &h) {
                 return same_input(kernels[members[h.first]].program, *h.second, cp, m);
             });
             if (same != host_inputs.end()) {
-                rename[m.tensor] = "k" + std::to_string(members[same->first]) + "_" + same->second->tensor;
+                rename[m.tensor] = internal::linked_tensor_name(members[same->first], same->second->tensor);
                 continue;
             }
             chipsim::TensorDecl d = decl;
-            d.name = rename[m.tensor] = prefix + m.tensor;
+            d.name = rename[m.tensor] = linked_name(m.tensor);
             d.file.clear();
             out.program.tensors.push_back(d);
             ChipTensorMap mm = m;
@@ -169,7 +171,7 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
         for (const chipsim::TensorDecl &decl : cp.program.tensors) // the kernel's own DRAM tensors (copies)
             if (decl.is_buffer) {
                 chipsim::TensorDecl d = decl;
-                d.name = rename[decl.name] = prefix + decl.name;
+                d.name = rename[decl.name] = linked_name(decl.name);
                 out.program.tensors.push_back(d);
             }
         const int32_t stage = int32_t(i);

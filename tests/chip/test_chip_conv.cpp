@@ -230,11 +230,13 @@ TEST(ChipConv, AKernelStoresBf16WhenAskedAndEveryValueIsTheRoundedOne) {
         const ConvProblem p = make_conv({1, 64, 9, 7, 96, 3, 1, 1, ops::Layout::NCHW, Float(32), bias});
         cases.push_back({bias ? "conv + bias" : "conv", p.pipeline, p.bindings, p.shape});
     }
-    cases.push_back({"matmul + bias + relu", matmul,
-                     {{A, test::random_buffer(Float(32), {96, 128}, 51)},
-                      {B, test::random_buffer(Float(32), {128, 160}, 52)},
-                      {mb, test::random_buffer(Float(32), {160}, 53)}},
-                     {96, 160}});
+    const Bindings mm_bindings{{A, test::random_buffer(Float(32), {96, 128}, 51)},
+                               {B, test::random_buffer(Float(32), {128, 160}, 52)},
+                               {mb, test::random_buffer(Float(32), {160}, 53)}};
+    cases.push_back({"matmul + bias + relu", matmul, mm_bindings, {96, 160}});
+    // An epilogue of several VXM steps (GELU's tanh form): the last one packs.
+    cases.push_back({"matmul + bias + gelu", Pipeline(ops::gelu(ops::add(ops::matmul(A, B), mb), ops::GeluApproximation::Tanh)),
+                     mm_bindings, {96, 160}});
     for (const Case &c : cases) {
         SCOPED_TRACE(c.name);
         const std::string out = c.pipeline.outputs()[0].name();
@@ -275,9 +277,18 @@ TEST(ChipConv, AKernelStoresBf16WhenAskedAndEveryValueIsTheRoundedOne) {
 // ChipProgram::copies). Read back as an output, the copy holds every value rounded to bf16; the
 // output itself is unchanged. tsp-mini does not take the request.
 TEST(ChipConv, AKernelStoresABf16CopyBesideItsOutputWhenAsked) {
-    for (bool bias : {false, true}) {
-        SCOPED_TRACE(bias ? "conv + bias" : "conv");
-        const ConvProblem p = make_conv({1, 64, 9, 7, 96, 3, 1, 1, ops::Layout::NCHW, Float(32), bias});
+    Input A(Float(32), {80, 64}, "A"), B(Float(32), {64, 96}, "B"), mb(Float(32), {96}, "mb");
+    std::vector<ConvProblem> problems;
+    for (bool bias : {false, true}) problems.push_back(make_conv({1, 64, 9, 7, 96, 3, 1, 1, ops::Layout::NCHW, Float(32), bias}));
+    // A matmul whose epilogue has several VXM steps (GELU's tanh form), the copy cast after them.
+    problems.push_back({Pipeline(ops::gelu(ops::add(ops::matmul(A, B), mb), ops::GeluApproximation::Tanh)),
+                        {{A, test::random_buffer(Float(32), {80, 64}, 61)},
+                         {B, test::random_buffer(Float(32), {64, 96}, 62)},
+                         {mb, test::random_buffer(Float(32), {96}, 63)}},
+                        {80, 64},
+                        {80, 96}});
+    for (const ConvProblem &p : problems) {
+        SCOPED_TRACE(p.pipeline.outputs()[0].name());
         const std::string out = p.pipeline.outputs()[0].name();
         ChipLayoutRequests ask;
         ask.copy_dtype[out] = chipsim::DType::BF16;
