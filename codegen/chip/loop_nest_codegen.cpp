@@ -659,9 +659,15 @@ private:
             TileRef red = st.tiles.fresh(1, {g}, VectorEmitter::other_side(dst), n.stage + " reduction", {dst});
             emitter_.reduce_rows(*n.reduce == VxmOp::Add ? VxmOp::Add : VxmOp::Max, dt, red, g, over);
             if (*n.reduce == VxmOp::Min) red = separate(st, dst, unary(st, VxmOp::Mul, dt, red, -1.0, "negate back"));
-            TileRef combined = st.tiles.fresh(1, {dst, red}, VectorEmitter::other_side(dst), n.stage + " combined");
-            emitter_.vxm(*n.reduce, dt, dt, combined, {dst, red}, std::nullopt, {}, n.stage + " accumulate");
-            store_on_chip(st, dst, round_to(st, combined, type), n.stage);
+            if (!emitter_.streaming() && !(type.is_float() && type.bits() == 16)) {
+                // A DRAM chip's VXM updates the accumulator in place: a copy would run on the
+                // load queue, between the loads (max_pool2d on npu-edge: 10,368 of them).
+                emitter_.vxm(*n.reduce, dt, dt, dst, {dst, red}, std::nullopt, {}, n.stage + " accumulate");
+            } else {
+                TileRef combined = st.tiles.fresh(1, {dst, red}, VectorEmitter::other_side(dst), n.stage + " combined");
+                emitter_.vxm(*n.reduce, dt, dt, combined, {dst, red}, std::nullopt, {}, n.stage + " accumulate");
+                store_on_chip(st, dst, round_to(st, combined, type), n.stage);
+            }
             pt_ = tile;
         } else {
             const TileRef v = value_of(st, value);
@@ -1854,10 +1860,56 @@ private:
         return groups;
     }
 
+    /// Which rows of a group's tile a load takes does not matter, so an Input's loads of one
+    /// shape go in order of their offsets, where a loop's tiles form progressions.
+    static bool shape_then_offset(const LoadGroup &a, const LoadGroup &b) {
+        auto dims = [](const chipsim::OffchipView &v) {
+            std::vector<int64_t> d{v.inner_bytes};
+            for (const chipsim::ViewDim &o : v.outer) d.insert(d.end(), {o.count, o.stride});
+            return d;
+        };
+        return std::tuple(a.input, dims(a.view), a.view.offset) < std::tuple(b.input, dims(b.view), b.view.offset);
+    }
+
+    /// On a DRAM chip, an Input too large to preload whose tiles are smaller than a DMA is worth
+    /// (a pooling window's three-row tiles: 7,040 DMAs of 192 bytes held npu-edge's load engine
+    /// for 91 % of max_pool2d's cycles) is read in groups: the tiles of a window of the loads, in
+    /// first-use order, that form progressions become one DMA each (group_loads), issued when
+    /// the first of them is read and kept while the kept tiles' budget allows.
+    void plan_streamed_groups() {
+        const int64_t small = rows_worth_a_dma(), window_rows = kept_tiles_limit_rows(t_) / 4;
+        std::vector<LoadGroup> window;
+        int64_t rows = 0;
+        auto flush = [&] {
+            std::stable_sort(window.begin(), window.end(), shape_then_offset);
+            for (LoadGroup &g : group_loads(window, 1, small, window_rows)) {
+                if (g.members.size() < 2) continue;
+                for (size_t m = 0; m < g.members.size(); ++m) streamed_member_[g.members[m].key] = {streamed_.size(), m};
+                streamed_.push_back({std::move(g), {}, false, 0});
+            }
+            window.clear();
+            rows = 0;
+        };
+        for (size_t use = 0; use < loads_.size(); ++use) {
+            const InputLoad &l = loads_[use];
+            if (l.spread || l.rows >= small) continue;
+            window.push_back(LoadGroup{l.input, l.view, l.rows, {{l.key, 0, l.rows, use}}});
+            if ((rows += l.rows) >= window_rows) flush();
+        }
+        flush();
+        if (!streamed_.empty())
+            preload_summary_ = "; " + std::to_string(streamed_member_.size()) + " input tiles read by " + std::to_string(streamed_.size()) +
+                               " DMAs of a few each, as first needed";
+    }
+
     void preload_inputs() {
         int64_t rows = 0;
         for (const InputLoad &l : loads_) rows += l.rows;
-        if (loads_.empty() || rows > preload_limit_rows(t_)) return;
+        if (loads_.empty()) return;
+        if (rows > preload_limit_rows(t_)) {
+            if (!emitter_.streaming()) plan_streamed_groups();
+            return;
+        }
         // On a streaming chip every DMA crosses the host link and holds the DMA engine for the
         // link's latency, so the tiles of an Input a loop reads in a regular pattern come in by
         // a few DMAs (a pooling window's thousands of two-row tiles otherwise spend almost all
@@ -1875,16 +1927,6 @@ private:
             }
             groups.push_back(LoadGroup{l.input, l.view, l.rows, {{l.key, 0, l.rows, use}}});
         }
-        // Which rows of a group's tile a load takes does not matter, so an Input's loads of one
-        // shape go in order of their offsets, where a loop's tiles form progressions.
-        auto shape_then_offset = [](const LoadGroup &a, const LoadGroup &b) {
-            auto dims = [](const chipsim::OffchipView &v) {
-                std::vector<int64_t> d{v.inner_bytes};
-                for (const chipsim::ViewDim &o : v.outer) d.insert(d.end(), {o.count, o.stride});
-                return d;
-            };
-            return std::tuple(a.input, dims(a.view), a.view.offset) < std::tuple(b.input, dims(b.view), b.view.offset);
-        };
         std::stable_sort(groups.begin(), groups.end(), shape_then_offset);
         const chipsim::MemoryDesc &memory = vector_memory(t_);
         groups = group_loads(groups, memory.hemispheres * memory.slices, rows_worth_a_dma(), memory.rows_per_bank);
@@ -1934,6 +1976,22 @@ private:
             st.loads.emplace(key, kept->second);
             return as_read(kept->second);
         }
+        if (auto member = streamed_member_.find(key); member != streamed_member_.end()) {
+            StreamedGroup &g = streamed_[member->second.first];
+            if (!g.loaded && kept_rows_ + g.group.rows <= kept_tiles_limit_rows(t_)) {
+                g.tile = emitter_.tile_anywhere(g.group.rows, int(placed_++ % 2), "tiles of " + c->name + " one DMA brings");
+                emitter_.load(g.tile, g.group.view, c->name + " tiles (grouped)");
+                g.loaded = true;
+                kept_rows_ += g.group.rows;
+                for (const LoadGroup::Member &m : g.group.members) g.live += statements_reading_[m.key] > 0;
+            }
+            if (g.loaded) {
+                const LoadGroup::Member &m = g.group.members[member->second.second];
+                const TileRef rows = VectorEmitter::rows_of(g.tile, m.first, m.rows);
+                st.loads.emplace(key, rows);
+                return as_read(rows);
+            }
+        }
         const int64_t rows = rows_loaded(v);
         const TileRef tile = emitter_.tile_anywhere(rows, int(placed_++ % 2), "a tile of " + c->name);
         emitter_.load(tile, v, c->name + " tile");
@@ -1959,6 +2017,13 @@ private:
                 emitter_.retire(kept->second);
                 kept_rows_ -= kept->second.count;
                 kept_.erase(kept);
+            }
+            if (auto member = streamed_member_.find(key); member != streamed_member_.end()) {
+                StreamedGroup &g = streamed_[member->second.first];
+                if (g.loaded && g.live > 0 && --g.live == 0) {
+                    emitter_.retire(g.tile);
+                    kept_rows_ -= g.group.rows;
+                }
             }
         }
     }
@@ -2070,6 +2135,16 @@ private:
     std::map<std::string, int> statements_reading_; ///< Statements yet to read each Input tile (by load key).
     std::map<std::string, TileRef> kept_;           ///< Input tiles kept on chip for a later statement.
     int64_t kept_rows_ = 0;
+    /// DRAM chips, Inputs too large to preload: small tiles one DMA brings in together when the
+    /// first of them is read (plan_streamed_groups), kept until the last is read.
+    struct StreamedGroup {
+        LoadGroup group;
+        TileRef tile;
+        bool loaded = false;
+        int64_t live = 0; ///< Members whose readers have not all run.
+    };
+    std::vector<StreamedGroup> streamed_;
+    std::map<std::string, std::pair<size_t, size_t>> streamed_member_; ///< Load key -> (group, member).
     std::vector<std::string> wave_pieces_;    ///< The current wave's pieces, by what they write.
     std::set<const Provide *> one_row_;       ///< Nests whose indices are affine only row by row.
     int64_t box_lanes_ = 0;                   ///< Lanes index() spans (L, or 1 lane by lane).
