@@ -178,7 +178,7 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
 /// in DRAM (ChipLayoutRequests::copy_dtype), which those readers read once linked. Kept when
 /// taken: a copy costs its kernel a cast and a store and pays only where it lets kernels share
 /// a program, which the caller judges on the linked model. Returns how many kernels took one.
-int add_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipLayoutRequests> &taken, const Target &target) {
+int add_copies(std::vector<ChipModelKernel> &kernels, const std::vector<ChipLayoutRequests> &taken, const Target &target) {
     if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return 0;
     const std::map<std::string, std::set<chipsim::DType>> read_as = dtypes_read(kernels);
     int copied = 0;
@@ -193,7 +193,6 @@ int add_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipLayoutRequ
             ChipProgram again = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
             if (again.copies.empty()) continue;
             k.program = std::move(again);
-            taken[i] = ask;
             ++copied;
         } catch (const Error &) {
             // the kernel as it was stands
@@ -202,10 +201,11 @@ int add_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipLayoutRequ
     return copied;
 }
 
-/// Compiles again, without its copy, every kernel whose copy no kernel of its program reads (a
-/// reader in another program, or one that reads another layout). Returns whether any changed.
-bool drop_unread_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipLayoutRequests> &taken,
-                        const std::vector<ChipModelSegment> &programs, const Target &target) {
+/// Puts back the program it had without copies (`without`) for every kernel whose copy no kernel
+/// of its program reads (a reader in another program, or one that reads another layout).
+/// Returns whether any changed.
+bool drop_unread_copies(std::vector<ChipModelKernel> &kernels, const std::vector<ChipModelKernel> &without,
+                        const std::vector<ChipModelSegment> &programs) {
     bool changed = false;
     for (const ChipModelSegment &seg : programs)
         for (size_t k : seg.kernels) {
@@ -217,8 +217,7 @@ bool drop_unread_copies(std::vector<ChipModelKernel> &kernels, std::vector<ChipL
                                   return in.op == chipsim::Opcode::DmaLoad && names.count(in.view.tensor);
                               });
             if (read) continue;
-            taken[k].copy_dtype.clear();
-            kernels[k].program = compile_for_chip(kernels[k].pipeline, target, {kernels[k].shape}, {}, taken[k]);
+            kernels[k].program = without[k].program;
             changed = true;
         }
     return changed;
@@ -323,7 +322,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
-        std::vector<ChipLayoutRequests> taken = agree_on_layouts(program.kernels, program.outputs, target);
+        const std::vector<ChipLayoutRequests> taken = agree_on_layouts(program.kernels, program.outputs, target);
         program.programs = link_chip_model(program.kernels, program.outputs);
         // Copies pay only where they let kernels share a program: the model is linked with them
         // (each one no kernel of its program reads dropped again) and without, and the one with
@@ -331,7 +330,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         std::vector<ChipModelKernel> with_copies = program.kernels;
         if (add_copies(with_copies, taken, target) > 0) {
             std::vector<ChipModelSegment> linked = link_chip_model(with_copies, program.outputs);
-            if (drop_unread_copies(with_copies, taken, linked, target)) linked = link_chip_model(with_copies, program.outputs);
+            if (drop_unread_copies(with_copies, program.kernels, linked)) linked = link_chip_model(with_copies, program.outputs);
             if (model_cycles(linked) < model_cycles(program.programs)) {
                 program.kernels = std::move(with_copies);
                 program.programs = std::move(linked);
