@@ -246,7 +246,6 @@ std::optional<chipsim::DType> packed_output(const GemmKernel &kernel, const Chip
     return asked->second;
 }
 
-/// Declares the DRAM copy `name` of the output `of` maps, in `dtype` (ChipProgram::copies).
 void declare_copy(ChipProgram &cp, const ChipTensorMap &of, const std::string &name, chipsim::DType dtype) {
     ChipTensorMap copy = of;
     copy.tensor = name;
@@ -501,13 +500,13 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
     if (auto v = internal::chip::recognize_vector_op(pipeline)) {
         internal::chip::check_vector_op_schedule(pipeline, *v);
         cp.outputs = {pipeline.outputs()[0].name()};
-        internal::chip::compile_vector_op(cp, *v, output_shapes[0]);
+        internal::chip::compile_vector_op(cp, *v, output_shapes[0], layouts);
         cp.assembly = chipsim::disassemble(cp.program);
         cp.output_shapes = output_shapes;
         return cp;
     }
     if (!internal::chip::may_need_matrix_unit(pipeline)) {
-        internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes);
+        internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes, layouts);
         return cp;
     }
     // A product the GEMM matcher may take (a grouped conv) or hand back (a weighted stencil,
@@ -524,7 +523,7 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
         // (an update that multiplies two reads goes to the MXM stage by stage).
         const bool needs_mxm = internal::chip::needs_matrix_unit(pipeline);
         try {
-            internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes);
+            internal::chip::compile_loop_nest(cp, pipeline, target, output_shapes, layouts);
         } catch (const Error &loop_nest) {
             if (!needs_mxm) throw;
             throw Error(std::string(loop_nest.what()) + " (as a library matmul: " + library_form.what() + ")");

@@ -186,8 +186,13 @@ struct Point {
 
 class LoopNestCompiler {
 public:
-    LoopNestCompiler(ChipProgram &cp, const LoweredModule &m, const std::map<std::string, int> &lanes, const Pipeline &p)
-        : cp_(cp), t_(cp.target), model_(t_), emitter_(model_), m_(m), lanes_(lanes), L_(t_.lanes(DType::FP32)) {
+    /// A stored tile of an odd number of rows, which no packing VXM halves: the kernel is
+    /// compiled again without the bf16 requests.
+    struct OddRowsToPack {};
+
+    LoopNestCompiler(ChipProgram &cp, const LoweredModule &m, const std::map<std::string, int> &lanes, const Pipeline &p,
+                     const ChipLayoutRequests &layouts)
+        : cp_(cp), t_(cp.target), model_(t_), emitter_(model_), m_(m), lanes_(lanes), layouts_(layouts), L_(t_.lanes(DType::FP32)) {
         for (const Input &in : p.inputs()) input_types_.emplace(in.name(), in);
         for (const Func &f : p.functions()) {
             const auto &c = *f.contents();
@@ -231,9 +236,10 @@ public:
         for (auto &[name, o] : outputs_)
             if (o.whole) {
                 chipsim::OffchipView v;
-                v.tensor = o.tensor;
                 v.inner_bytes = o.on_chip.layout.rows * t_.vector_bytes;
-                emitter_.store(v, o.on_chip.tile, name + " (whole)");
+                BlockTiles packed(emitter_);
+                store_output(o, v, o.on_chip.tile, packed, name + " (whole)");
+                packed.retire_all();
             }
         declare_constants();
         cp_.program.target = t_.name;
@@ -246,7 +252,12 @@ public:
             for (const std::string &f : matrix_funcs_) cp_.summary += " " + f;
             cp_.summary += " (" + std::to_string(jobs_) + " jobs)";
         }
-        cp_.summary += preload_summary_ + "\n";
+        cp_.summary += preload_summary_;
+        for (const auto &[name, o] : outputs_) {
+            if (o.packed) cp_.summary += "; " + name + " stored as bf16, packed by a VXM cast per stored tile";
+            if (!o.copy_tensor.empty()) cp_.summary += "; a bf16 copy of " + name + " stored to DRAM too";
+        }
+        cp_.summary += "\n";
     }
 
 private:
@@ -264,7 +275,10 @@ private:
         Stored on_chip; ///< Its layout; its tile when kept whole.
         bool whole = false; ///< Kept on chip whole (it has updates or is read), stored at the end.
         DType dtype = DType::FP32;
+        bool packed = false;     ///< Stored as bf16, two fp32 rows packed into one (ChipLayoutRequests::output_dtype).
+        std::string copy_tensor; ///< A bf16 copy stored beside it, packed so (ChipLayoutRequests::copy_dtype).
     };
+
     /// The tiles one vector statement loads and computes, handed back when it is done.
     struct Statement {
         Point pt;
@@ -675,17 +689,35 @@ private:
             if (out != outputs_.end() && !out->second.whole) {
                 const auto [first, step] = rows_of(out->second.on_chip.layout, n.args, n.stage);
                 chipsim::OffchipView view;
-                view.tensor = out->second.tensor;
                 view.offset = first * t_.vector_bytes;
                 if (R > 1) view.outer = {{R, step * t_.vector_bytes}};
                 view.inner_bytes = t_.vector_bytes;
-                emitter_.store(view, v, n.stage + " result");
+                store_output(out->second, view, v, st.tiles, n.stage + " result");
             } else {
                 store_on_chip(st, destination(n), v, n.stage);
             }
         }
         release_kept_tiles(st);
         st.tiles.retire_all();
+    }
+
+    /// Stores `v` (fp32 rows) to the rows of output `o` that `view` (its byte offsets and strides
+    /// in the fp32 layout, no tensor) names: as they are, and/or packed into bf16 — half the
+    /// rows, every byte measure of the view halved, since element e moves from byte 4e to 2e.
+    void store_output(const OutputPlan &o, chipsim::OffchipView view, const TileRef &v, BlockTiles &tiles, const std::string &what) {
+        if (!o.packed) {
+            view.tensor = o.tensor;
+            emitter_.store(view, v, what);
+        }
+        if (!o.packed && o.copy_tensor.empty()) return;
+        if (v.count % 2 != 0) throw OddRowsToPack{};
+        const TileRef half = tiles.fresh(v.count / 2, {v}, VectorEmitter::other_side(v), what + " packed to bf16");
+        emitter_.vxm(VxmOp::Cast, DType::FP32, DType::BF16, half, {v}, std::nullopt, {}, what + " rounded to bf16");
+        view.tensor = o.packed ? o.tensor : o.copy_tensor;
+        view.offset /= 2;
+        view.inner_bytes /= 2;
+        for (auto &d : view.outer) d.stride /= 2;
+        emitter_.store(view, half, what + (o.packed ? " (bf16)" : " (bf16 copy)"));
     }
 
     /// `y`, or a copy of it that an instruction can read together with `x` (tsp-mini: one slice
@@ -2106,7 +2138,19 @@ private:
                 }
             dims[size_t(plan.on_chip.layout.lane)] = int(chip.size());
             chip.push_back(plan.on_chip.layout.chunks * L_);
-            declare(cp_, plan.tensor, b.name, plan.dtype, chip, shape, dims, {}, true);
+            // bf16 in DRAM, where every reader rounds to it (packed) or some do (a copy): only a
+            // dynamically issued chip's VXM packs rows on their way to DRAM.
+            const bool dram = t_.issue == chipsim::IssueKind::Dynamic && t_.dram.bytes > 0 && plan.dtype == DType::FP32 && b.type.is_float();
+            auto asked = [&](const std::map<std::string, DType> &requests) {
+                auto it = requests.find(b.name);
+                return dram && it != requests.end() && it->second == DType::BF16;
+            };
+            plan.packed = asked(layouts_.output_dtype);
+            declare(cp_, plan.tensor, b.name, plan.packed ? DType::BF16 : plan.dtype, chip, shape, dims, {}, true);
+            if (!plan.packed && asked(layouts_.copy_dtype)) {
+                plan.copy_tensor = plan.tensor + "b";
+                declare_copy(cp_, cp_.tensors.back(), plan.copy_tensor, DType::BF16);
+            }
             if (plan.whole) plan.on_chip.tile = place(plan.on_chip.layout.rows, "output " + b.name, matrix_funcs_.count(b.name) > 0);
             outputs_[b.name] = plan;
         }
@@ -2118,6 +2162,7 @@ private:
     VectorEmitter emitter_;
     const LoweredModule &m_;
     std::map<std::string, int> lanes_;
+    const ChipLayoutRequests &layouts_;
     const int64_t L_;
     std::map<std::string, Input> input_types_;
     std::set<std::string> stored_whole_;
@@ -2214,7 +2259,8 @@ int64_t preload_limit_rows(const chipsim::Target &t) { return vector_memory(t).t
 
 int64_t kept_tiles_limit_rows(const chipsim::Target &t) { return vector_memory(t).total_rows() / 4; }
 
-void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes) {
+void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes,
+                       const ChipLayoutRequests &layouts) {
     const Schedule original = p.schedule();
     // The default rule fills in what the schedule leaves open; the user's schedule comes back
     // however compilation ends.
@@ -2252,7 +2298,13 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
     cp.output_shapes = output_shapes;
     cp.outputs.clear();
     for (const Func &o : p.outputs()) cp.outputs.push_back(o.name());
-    LoopNestCompiler(cp, m, lanes, p).compile();
+    const ChipProgram before = cp;
+    try {
+        LoopNestCompiler(cp, m, lanes, p, layouts).compile();
+    } catch (const LoopNestCompiler::OddRowsToPack &) {
+        cp = before;
+        LoopNestCompiler(cp, m, lanes, p, {}).compile();
+    }
     cp.loop_nest = m.to_string();
     cp.assembly = chipsim::disassemble(cp.program);
 }

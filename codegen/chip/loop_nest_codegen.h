@@ -32,8 +32,11 @@ bool needs_matrix_unit(const Pipeline &p);
 
 /// Compiles `p` for cp.target from its loop nest. Stages without a vectorized loop get the
 /// default chip rule (vector_lanes.h). Throws tessera::Error naming the stage, the loop and
-/// the unit that lacks what the nest needs.
-void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes);
+/// the unit that lacks what the nest needs. Of `layouts` it takes a bf16 store or a bf16 copy
+/// of an fp32 output on a dynamically issued chip with DRAM (npu-edge), packed by one VXM cast
+/// per stored tile, where every stored tile has an even number of rows (else it stores fp32).
+void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &output_shapes,
+                       const ChipLayoutRequests &layouts = {});
 
 /// Vector rows of Input tiles loaded once, before the kernel, when all of them fit (half the
 /// vector memory); above it each statement loads its own tiles.

@@ -16,6 +16,10 @@ void declare(ChipProgram &cp, const std::string &name, const std::string &source
              std::vector<int64_t> chip_shape, std::vector<int64_t> source_shape, std::vector<int> dims,
              std::vector<int64_t> offset, bool output);
 
+/// Declares the DRAM copy `name` of the output `of` maps, in `dtype` (ChipProgram::copies): a
+/// .buffer with the output's chip shape, which only a later kernel of a linked program reads.
+void declare_copy(ChipProgram &cp, const ChipTensorMap &of, const std::string &name, chipsim::DType dtype);
+
 /// Row-major strides, in elements, of a shape (a program tensor's layout).
 std::vector<int64_t> row_major_strides(const std::vector<int64_t> &shape);
 

@@ -15,6 +15,17 @@
 // tsp-mini: inputs are preloaded into MEM when they fit (the kernel's cycles then exclude the
 // host link, as for matmul), blocks run side by side on the VXM's ALUs as the list scheduler
 // finds room. npu-edge: blocks stream through SPAD from DRAM, loads running ahead of the VXM.
+//
+// Asked to read x in its own order (ChipLayoutRequests::order: the layout the matmul before
+// wrote, so that a linked model keeps it in DRAM), on npu-edge and where C is whole vector
+// rows, x and y keep their row-major layout in DRAM and the chip changes the layout itself: a
+// block's 16 rows come in chunk by chunk (one strided DMA: row k·16 + r holds chunk k of row
+// r), one sxm.transpose of its 16×16 blocks makes row c column c across the 16 rows, and one
+// more turns the result back before the store. The SXM runs beside the VXM and the DMA engine;
+// its fill and drain make the kernel alone a few thousand cycles slower, which a linked model
+// gets back many times over. Asked also for a bf16 copy of y (ChipLayoutRequests::copy_dtype),
+// each row's chunks are packed two by two (a VXM cast of the row's chunks, strided in the tile)
+// and stored to a .buffer beside y.
 #include <algorithm>
 
 #include "program_tensors.h"
@@ -37,7 +48,7 @@ bool rounds_to_bf16(Type t) { return t == BFloat(16); }
 
 } // namespace
 
-void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &shape) {
+void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &shape, const ChipLayoutRequests &layouts) {
     const chipsim::Target &t = cp.target;
     const bool softmax = op.kind == VectorOp::Kind::Softmax;
     const Input &x = softmax ? op.softmax->x : op.layernorm->x;
@@ -48,21 +59,37 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         throw Error("chip backend: " + x.name() + " has rank 1; the chip's softmax/layernorm kernels take [rows, cols] (add a "
                     "leading dimension of 1)");
     const int64_t C = xs.back();
-    // Chip layout [C, d0, ..., d(rank-2) padded to the lanes].
+    // Row-major when the caller asks for x in its own order (the layout the kernel before wrote
+    // it in): standalone, the host's transpose is free and the SXM's fill and drain are not.
+    std::vector<int> identity(size_t(rank), 0);
+    for (int d = 0; d < rank; ++d) identity[size_t(d)] = d;
+    const auto order_asked = layouts.order.find(x.name());
+    const bool row_major = t.issue == chipsim::IssueKind::Dynamic && C % kLanes == 0 && order_asked != layouts.order.end() &&
+                           order_asked->second == identity;
+    // Chip layout [C, d0, ..., d(rank-2) padded to the lanes], or row-major with d(rank-2)
+    // padded (blocks of rows never straddle two of its runs).
     std::vector<int64_t> chip{C};
     for (int d = 0; d + 1 < rank; ++d) chip.push_back(d + 2 == rank ? (xs[size_t(d)] + kLanes - 1) / kLanes * kLanes : xs[size_t(d)]);
-    int64_t P = 1; // vector-row width in elements
+    int64_t P = 1; // rows of x, padded
     for (size_t d = 1; d < chip.size(); ++d) P *= chip[d];
     const int64_t blocks = P / kLanes;
     std::vector<int> dims;
     for (int d = 0; d + 1 < rank; ++d) dims.push_back(d + 1);
     dims.push_back(0);
+    if (row_major) {
+        std::rotate(chip.begin(), chip.begin() + 1, chip.end());
+        for (int d = 0; d < rank; ++d) dims[size_t(d)] = d;
+    }
     declare(cp, "X", x.name(), DType::FP32, chip, xs, dims, {}, false);
     const bool has_gamma = !softmax && op.layernorm->gamma, has_beta = !softmax && op.layernorm->beta;
     if (has_gamma) declare(cp, "G", op.layernorm->gamma->name(), DType::FP32, {C}, {C}, {0}, {}, false);
     if (has_beta) declare(cp, "B", op.layernorm->beta->name(), DType::FP32, {C}, {C}, {0}, {}, false);
     declare(cp, "Y", cp.outputs.at(0), DType::FP32, chip, shape, dims, {}, true);
     const bool bf16_out = rounds_to_bf16(x.type());
+    const auto copy_asked = layouts.copy_dtype.find(cp.outputs.at(0));
+    const bool copy = row_major && !bf16_out && t.dram.bytes > 0 && copy_asked != layouts.copy_dtype.end() &&
+                      copy_asked->second == DType::BF16 && C % (2 * kLanes) == 0;
+    if (copy) declare_copy(cp, cp.tensors.back(), "Yb", DType::BF16);
 
     chipsim::TimingModel model(t);
     VectorEmitter e(model);
@@ -74,7 +101,16 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         v.inner_bytes = 4;
         return v;
     };
-    auto block_view = [&](const std::string &tensor, int64_t b) { return strided_rows(tensor, b * kLanes * 4, C, P * 4, vl); };
+    auto block_view = [&](const std::string &tensor, int64_t b) {
+        if (!row_major) return strided_rows(tensor, b * kLanes * 4, C, P * 4, vl);
+        // Chunk k of row r of the block at row k·16 + r.
+        chipsim::OffchipView v;
+        v.tensor = tensor;
+        v.offset = b * kLanes * C * 4;
+        v.outer = {{C / kLanes, vl}, {kLanes, C * 4}};
+        v.inner_bytes = vl;
+        return v;
+    };
     TileRef gamma, beta;
     if (has_gamma) e.load(gamma = e.tile(C, 0, 1, "gamma"), param_view("G"), "gamma");
     if (has_beta) e.load(beta = e.tile(C, 0, 1, "beta"), param_view("B"), "beta");
@@ -97,8 +133,14 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         if (b % kWave == 0) e.begin_wave();
         e.wave_lane(int(b % kWave));
         if (!preload) load_block(b);
-        const TileRef X = xt[size_t(b)];
-        BlockTiles block(e, {X});
+        BlockTiles block(e, {xt[size_t(b)]});
+        TileRef X = xt[size_t(b)];
+        if (row_major) { // row c: column c of the block's rows, a lane each
+            const TileRef columns = block.fresh(C, {X}, VectorEmitter::side_of(X), "a block's columns");
+            emit_sxm_transpose(e, f32, columns, X, "columns of a block");
+            block.release(X);
+            X = columns;
+        }
         TileRef Y;
         if (softmax) {
             TileRef m = block.fresh(1, {X}, VectorEmitter::other_side(X), "softmax max", {X});
@@ -160,7 +202,24 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             e.vxm(VxmOp::Cast, DType::BF16, f32, w, {Y}, std::nullopt, {}, "round to bf16");
             Y = w;
         }
+        if (row_major) { // back to row k·16 + r: chunk k of row r
+            const TileRef rows = block.fresh(C, {Y}, VectorEmitter::side_of(Y), "a block's result rows");
+            emit_sxm_transpose(e, f32, rows, Y, "rows of a block");
+            Y = rows;
+        }
         e.store(block_view("Y", b), Y, "result block");
+        if (copy) { // row r's chunks, two by two, into bf16 rows r·C/32 ..
+            const int64_t per_row = C / (2 * kLanes);
+            const TileRef packed = block.fresh(C / 2, {Y}, VectorEmitter::other_side(Y), "a block's result rows in bf16");
+            for (int64_t r = 0; r < kLanes; ++r)
+                e.vxm(VxmOp::Cast, f32, DType::BF16, VectorEmitter::rows_of(packed, r * per_row, per_row),
+                      {VectorEmitter::rows_of(Y, r, C / kLanes, kLanes)}, std::nullopt, {}, "row rounded to bf16");
+            chipsim::OffchipView v;
+            v.tensor = "Yb";
+            v.offset = b * kLanes * C * 2;
+            v.inner_bytes = kLanes * C * 2;
+            e.store(v, packed, "result block (bf16 copy)");
+        }
         block.retire_all();
         if (b % kWave == kWave - 1 || b == blocks - 1) e.end_wave();
     }
@@ -169,7 +228,9 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
     cp.summary += std::string(softmax ? "softmax" : "layernorm") + " over the last axis on the VXM: " + std::to_string(blocks) +
                   " blocks of " + std::to_string(kLanes) + " rows x " + std::to_string(C) +
                   " (rows across lanes, the reduction over vector rows in time)" +
-                  (preload ? "; input preloaded into MEM" : "") + (bf16_out ? "; result rounded to bf16" : "") + "\n";
+                  (preload ? "; input preloaded into MEM" : "") + (bf16_out ? "; result rounded to bf16" : "") +
+                  (row_major ? "; rows in their own layout in DRAM, turned into columns and back by the SXM" : "") +
+                  (copy ? "; a bf16 copy of the result stored to DRAM too" : "") + "\n";
 }
 
 } // namespace tessera::internal::chip

@@ -9,10 +9,10 @@
 
 namespace tessera::internal::chip {
 
-void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape) {
+void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape, const ChipLayoutRequests &layouts) {
     switch (op.kind) {
     case VectorOp::Kind::Softmax:
-    case VectorOp::Kind::Layernorm: compile_rowwise(cp, op, output_shape); return;
+    case VectorOp::Kind::Layernorm: compile_rowwise(cp, op, output_shape, layouts); return;
     case VectorOp::Kind::DepthwiseConv: compile_depthwise(cp, *op.depthwise, output_shape); return;
     case VectorOp::Kind::Attention: compile_attention(cp, *op.attention, output_shape); return;
     case VectorOp::Kind::Permute: compile_permute(cp, *op.permute, output_shape); return;

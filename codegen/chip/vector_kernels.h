@@ -20,15 +20,16 @@ namespace tessera::internal::chip {
 class VectorEmitter;
 
 /// Compiles `op` for cp.target into cp.program (tensors, instructions) and cp.tensors; appends
-/// to cp.summary what it generated.
-void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape);
+/// to cp.summary what it generated. Of `layouts` the softmax and layernorm kernels take a bf16
+/// copy of their result on npu-edge (rowwise_codegen.cpp); the others take nothing.
+void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape, const ChipLayoutRequests &layouts);
 
 /// Throws tessera::Error for directives these kernels cannot honour (a tensorize on a Func the
 /// kernel does not run on the MXM, an explicit bank); the rest of the schedule has no effect
 /// on them (they tile themselves).
 void check_vector_op_schedule(const Pipeline &p, const VectorOp &op);
 
-void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape);
+void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape, const ChipLayoutRequests &layouts);
 void compile_depthwise(ChipProgram &cp, const DepthwiseConvOp &op, const std::vector<int64_t> &output_shape);
 void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector<int64_t> &output_shape);
 void compile_permute(ChipProgram &cp, const PermuteOp &op, const std::vector<int64_t> &output_shape);

@@ -118,17 +118,22 @@ bool is_output(const std::vector<std::string> &outputs, const std::string &value
 ///  - to read each value in the layout the kernel before wrote it in, where it reads another;
 ///  - to store its value in the dtype every reader rounds it to (bf16 read by the MXM), where
 ///    it is no model output and stored wider: the stored values are then those the readers read.
-/// The new program is kept when it took a request and is no slower end to end, so that
-/// link_chip_model can keep the value in DRAM. A kernel that cannot take its requests together
-/// is tried with each kind alone. Returns the requests each kernel took (empty: none).
+/// The new program is kept when it took a request and, when `no_slower`, is no slower end to
+/// end on its own, so that link_chip_model can keep the value in DRAM (without `no_slower` the
+/// caller judges the linked model instead). A kernel that cannot take its requests together is
+/// tried with each kind alone. Returns the requests each kernel took (empty: none).
 std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs,
-                                                 const Target &target) {
+                                                 const Target &target, bool no_slower) {
     std::vector<ChipLayoutRequests> taken(kernels.size());
     // Only a chip with DRAM links kernels (link_chip_model).
     if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return taken;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
-    for (const ChipModelKernel &k : kernels)
-        if (const ChipTensorMap *m = internal::head_output_map(k)) written[k.head] = m->chip_dim_of_source;
+    std::map<std::string, size_t> writer;
+    for (size_t i = 0; i < kernels.size(); ++i)
+        if (const ChipTensorMap *m = internal::head_output_map(kernels[i])) {
+            written[kernels[i].head] = m->chip_dim_of_source;
+            writer[kernels[i].head] = i;
+        }
     const std::map<std::string, std::set<chipsim::DType>> read_as = dtypes_read(kernels);
     for (size_t i = 0; i < kernels.size(); ++i) {
         ChipModelKernel &k = kernels[i];
@@ -136,12 +141,12 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
         for (const ChipTensorMap &m : k.program.tensors) {
             auto w = written.find(m.source);
             if (m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
-            // The writer's order of the value's dimensions in chip memory, outermost first.
+            // The writer's order of the value's dimensions in chip memory, outermost first (one
+            // of extent 1 that it leaves out of chip memory first: anywhere would do).
             const std::vector<int> &chip_dim = w->second;
             std::vector<int> order(chip_dim.size());
             for (size_t d = 0; d < order.size(); ++d) order[d] = int(d);
-            if (std::any_of(chip_dim.begin(), chip_dim.end(), [](int c) { return c < 0; })) continue;
-            std::sort(order.begin(), order.end(), [&](int a, int b) { return chip_dim[size_t(a)] < chip_dim[size_t(b)]; });
+            std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return chip_dim[size_t(a)] < chip_dim[size_t(b)]; });
             orders.order[m.source] = order;
         }
         const auto readers = read_as.find(k.head);
@@ -162,8 +167,8 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
             }
             bool took = !ask.output_dtype.empty() && stored_dtype(again) == ask.output_dtype.begin()->second;
             for (const ChipTensorMap &m : again.program.tensors)
-                if (!m.is_output && ask.order.count(m.source) && written.at(m.source) == m.chip_dim_of_source) took = true;
-            if (took && Partitioner::cost(again) <= Partitioner::cost(k)) {
+                if (!m.is_output && ask.order.count(m.source) && internal::stored_for(kernels[writer.at(m.source)], again.program, m)) took = true;
+            if (took && (!no_slower || Partitioner::cost(again) <= Partitioner::cost(k))) {
                 k.program = std::move(again.program);
                 taken[i] = ask;
                 break;
@@ -230,6 +235,39 @@ int64_t model_cycles(const std::vector<ChipModelSegment> &programs) {
     int64_t cycles = 0;
     for (const ChipModelSegment &seg : programs) cycles += run_on_chip(seg.program, {}, timing).report.total_cycles;
     return cycles;
+}
+
+struct LinkedModel {
+    std::vector<ChipModelKernel> kernels;
+    std::vector<ChipModelSegment> programs;
+    int64_t cycles = 0;
+    bool targets_dram = false; ///< Whether layouts were agreed at all (only a chip with DRAM links kernels).
+};
+
+/// `kernels` after layout agreement (agree_on_layouts(.., no_slower)), linked. Copies pay only
+/// where they let kernels share a program: the model is linked with them (each one no kernel of
+/// its program reads dropped again) and without, and the one with fewer cycles end to end is
+/// kept (ties: no copies).
+LinkedModel link_with_layouts(std::vector<ChipModelKernel> kernels, const std::vector<std::string> &outputs, const Target &target,
+                              bool no_slower) {
+    LinkedModel m;
+    m.targets_dram = !kernels.empty() && kernels.front().program.target.dram.bytes > 0;
+    const std::vector<ChipLayoutRequests> taken = agree_on_layouts(kernels, outputs, target, no_slower);
+    m.programs = link_chip_model(kernels, outputs);
+    m.cycles = m.targets_dram ? model_cycles(m.programs) : 0;
+    std::vector<ChipModelKernel> with_copies = kernels;
+    if (add_copies(with_copies, taken, target) > 0) {
+        std::vector<ChipModelSegment> linked = link_chip_model(with_copies, outputs);
+        if (drop_unread_copies(with_copies, kernels, linked)) linked = link_chip_model(with_copies, outputs);
+        const int64_t cycles = model_cycles(linked);
+        if (cycles < m.cycles) {
+            kernels = std::move(with_copies);
+            m.programs = std::move(linked);
+            m.cycles = cycles;
+        }
+    }
+    m.kernels = std::move(kernels);
+    return m;
 }
 
 } // namespace
@@ -322,18 +360,18 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
-        const std::vector<ChipLayoutRequests> taken = agree_on_layouts(program.kernels, program.outputs, target);
-        program.programs = link_chip_model(program.kernels, program.outputs);
-        // Copies pay only where they let kernels share a program: the model is linked with them
-        // (each one no kernel of its program reads dropped again) and without, and the one with
-        // fewer cycles end to end is kept (ties: no copies).
-        std::vector<ChipModelKernel> with_copies = program.kernels;
-        if (add_copies(with_copies, taken, target) > 0) {
-            std::vector<ChipModelSegment> linked = link_chip_model(with_copies, program.outputs);
-            if (drop_unread_copies(with_copies, program.kernels, linked)) linked = link_chip_model(with_copies, program.outputs);
-            if (model_cycles(linked) < model_cycles(program.programs)) {
-                program.kernels = std::move(with_copies);
-                program.programs = std::move(linked);
+        // Layouts agreed kernel by kernel, each no slower on its own, and again taking every
+        // request a kernel can (a kernel a little slower alone may let its neighbours share a
+        // program): the linked model with fewer cycles end to end is kept (ties: the first).
+        const std::vector<ChipModelKernel> unlinked = program.kernels;
+        const LinkedModel strict = link_with_layouts(unlinked, program.outputs, target, true);
+        program.kernels = strict.kernels;
+        program.programs = strict.programs;
+        if (strict.targets_dram) {
+            LinkedModel eager = link_with_layouts(unlinked, program.outputs, target, false);
+            if (eager.cycles < strict.cycles) {
+                program.kernels = std::move(eager.kernels);
+                program.programs = std::move(eager.programs);
             }
         }
     } else {

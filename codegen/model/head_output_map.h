@@ -20,6 +20,11 @@ inline const ChipTensorMap *head_output_map(const ChipModelKernel &k) {
     return found;
 }
 
+/// The map of what `producer` stored that `read` (of `consumer`) reads as it is: the value, or
+/// a narrower copy of it (ChipProgram::copies); nullptr when neither holds those bytes
+/// (link_chip_model.cpp: the test for keeping the value in DRAM between them).
+const ChipTensorMap *stored_for(const ChipModelKernel &producer, const ChipProgram &consumer, const ChipTensorMap &read);
+
 /// The name kernel `kernel`'s program tensor `tensor` takes in a linked program.
 inline std::string linked_tensor_name(size_t kernel, const std::string &tensor) { return "k" + std::to_string(kernel) + "_" + tensor; }
 

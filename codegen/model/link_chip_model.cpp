@@ -66,15 +66,6 @@ bool same_bytes(const ChipProgram &producer, const ChipTensorMap &written, const
     return w && r && *w == *r;
 }
 
-/// The map of what `producer` stored that `read` (of `consumer`) reads as it is: the value, or a
-/// narrower copy of it (ChipProgram::copies); nullptr when neither holds those bytes.
-const ChipTensorMap *stored_for(const ChipModelKernel &producer, const ChipProgram &consumer, const ChipTensorMap &read) {
-    if (const ChipTensorMap *w = internal::head_output_map(producer); w && same_bytes(producer.program, *w, consumer, read)) return w;
-    for (const ChipTensorMap &copy : producer.program.copies)
-        if (copy.source == producer.head && same_bytes(producer.program, copy, consumer, read)) return &copy;
-    return nullptr;
-}
-
 /// Two input maps of one source that the host fills identically (so one tensor serves both).
 bool same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram &b, const ChipTensorMap &y) {
     return x.source == y.source && x.chip_shape == y.chip_shape && x.source_shape == y.source_shape &&
@@ -143,7 +134,7 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
             }
             if (auto p = producer.find(m.source); p != producer.end() && p->second < i) {
                 const ChipModelKernel &pk = kernels[members[p->second]];
-                const ChipTensorMap *w = stored_for(pk, cp, m);
+                const ChipTensorMap *w = internal::stored_for(pk, cp, m);
                 if (!w)
                     throw Error("link_chip_model: " + k.label + " reads " + m.source + " in another layout than " + pk.label + " wrote it");
                 rename[m.tensor] = internal::linked_tensor_name(members[p->second], w->tensor);
@@ -206,6 +197,13 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
 
 } // namespace
 
+const ChipTensorMap *internal::stored_for(const ChipModelKernel &producer, const ChipProgram &consumer, const ChipTensorMap &read) {
+    if (const ChipTensorMap *w = head_output_map(producer); w && same_bytes(producer.program, *w, consumer, read)) return w;
+    for (const ChipTensorMap &copy : producer.program.copies)
+        if (copy.source == producer.head && same_bytes(producer.program, copy, consumer, read)) return &copy;
+    return nullptr;
+}
+
 std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs) {
     std::vector<ChipModelSegment> segments;
     if (kernels.empty()) return segments;
@@ -225,7 +223,7 @@ std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel>
             if (apart || m.is_output) continue;
             auto p = producer_of.find(m.source);
             if (p == producer_of.end() || group_of[p->second] != groups.size() - 1) continue; // from the host
-            if (!stored_for(kernels[p->second], kernels[k].program, m)) apart = true;
+            if (!internal::stored_for(kernels[p->second], kernels[k].program, m)) apart = true;
         }
         if (apart) {
             groups.emplace_back();

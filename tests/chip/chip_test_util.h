@@ -3,6 +3,7 @@
 // evaluator (the oracle), with the tolerance of the operands' dtype.
 #include <gtest/gtest.h>
 
+#include <tessera/chipsim/dtype.h>
 #include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_backend.h>
 #include <tessera/ops.h>
@@ -103,6 +104,53 @@ inline std::vector<Expr> extents(const std::vector<int64_t> &shape) {
     std::vector<Expr> e;
     for (auto v : shape) e.push_back(Expr(int(v)));
     return e;
+}
+
+/// The dtype program `cp` stores its output `source` in.
+inline chipsim::DType stored_dtype(const ChipProgram &cp, const std::string &source) {
+    for (const ChipTensorMap &m : cp.tensors)
+        if (m.is_output && m.source == source) return cp.program.tensor(m.tensor)->dtype;
+    ADD_FAILURE() << "no output holds " << source;
+    return chipsim::DType::Int8;
+}
+
+/// Every element of fp32 buffer `narrow` is the element of `whole` rounded to bf16.
+inline void expect_rounded_to_bf16(const Buffer<> &narrow, const Buffer<> &whole) {
+    ASSERT_EQ(narrow.type(), Float(32));
+    ASSERT_EQ(narrow.number_of_elements(), whole.number_of_elements());
+    const float *nv = static_cast<const float *>(narrow.data()), *wv = static_cast<const float *>(whole.data());
+    for (int64_t i = 0; i < whole.number_of_elements(); ++i)
+        ASSERT_EQ(chipsim::bf16_to_float(chipsim::float_to_bf16(wv[i])), nv[i]) << "element " << i;
+}
+
+/// Runs `cp`, which stores a bf16 copy of its output `out` of `shape` (ChipProgram::copies),
+/// with the copy read back as an output of its own, and checks it holds every element of the
+/// output rounded to bf16.
+inline void expect_copy_holds_the_rounded_output(ChipProgram cp, const Bindings &b, const std::string &out, const std::vector<int64_t> &shape) {
+    ASSERT_EQ(cp.copies.size(), 1u);
+    const ChipTensorMap copy = cp.copies[0];
+    chipsim::TensorDecl *decl = nullptr;
+    for (chipsim::TensorDecl &d : cp.program.tensors)
+        if (d.name == copy.tensor) decl = &d;
+    ASSERT_NE(decl, nullptr);
+    EXPECT_TRUE(decl->is_buffer);
+    EXPECT_EQ(decl->dtype, chipsim::DType::BF16);
+    const ChipTensorMap *c = nullptr;
+    for (const ChipTensorMap &m : cp.tensors)
+        if (m.is_output && m.source == out) c = &m;
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(copy.chip_shape, c->chip_shape);
+    EXPECT_EQ(copy.chip_dim_of_source, c->chip_dim_of_source);
+    decl->is_buffer = false;
+    decl->is_output = true;
+    ChipTensorMap as_output = copy;
+    as_output.source = "copy";
+    cp.tensors.push_back(as_output);
+    cp.outputs.push_back("copy");
+    cp.output_shapes.push_back(shape);
+    cp.output_types.push_back(Float(32));
+    const ChipResult read = run_on_chip(cp, b);
+    expect_rounded_to_bf16(read.outputs.at(1), read.outputs.at(0));
 }
 
 /// A gtest-safe name: every character that is not a letter or digit becomes '_'.

@@ -242,12 +242,7 @@ TEST(ChipConv, AKernelStoresBf16WhenAskedAndEveryValueIsTheRoundedOne) {
         const std::string out = c.pipeline.outputs()[0].name();
         ChipLayoutRequests ask;
         ask.output_dtype[out] = chipsim::DType::BF16;
-        auto stored = [&](const ChipProgram &cp) {
-            for (const ChipTensorMap &m : cp.tensors)
-                if (m.is_output && m.source == out) return cp.program.tensor(m.tensor)->dtype;
-            ADD_FAILURE() << "no output holds " << out;
-            return chipsim::DType::Int8;
-        };
+        auto stored = [&](const ChipProgram &cp) { return test::stored_dtype(cp, out); };
         const ChipProgram tsp_plain = compile_for_chip(c.pipeline, Target::named("tsp-mini"), {c.shape});
         const ChipProgram tsp_asked = compile_for_chip(c.pipeline, Target::named("tsp-mini"), {c.shape}, {}, ask);
         EXPECT_EQ(stored(tsp_asked), chipsim::DType::FP32);
@@ -259,13 +254,7 @@ TEST(ChipConv, AKernelStoresBf16WhenAskedAndEveryValueIsTheRoundedOne) {
         ASSERT_EQ(stored(asked), chipsim::DType::BF16);
         EXPECT_NE(asked.summary.find("C stored as bf16, packed by the"), std::string::npos) << asked.summary;
         const ChipResult p = run_on_chip(plain, c.bindings), q = run_on_chip(asked, c.bindings);
-        ASSERT_EQ(q.outputs.at(0).type(), Float(32)) << "the pipeline's type comes back";
-        const int64_t n = p.outputs.at(0).number_of_elements();
-        ASSERT_EQ(q.outputs.at(0).number_of_elements(), n);
-        const float *pv = static_cast<const float *>(p.outputs[0].data()), *qv = static_cast<const float *>(q.outputs[0].data());
-        for (int64_t i = 0; i < n; ++i)
-            ASSERT_EQ(chipsim::float_to_bf16(pv[i]), chipsim::float_to_bf16(qv[i])) << "element " << i;
-        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(chipsim::bf16_to_float(chipsim::float_to_bf16(qv[i])), qv[i]) << "element " << i;
+        test::expect_rounded_to_bf16(q.outputs.at(0), p.outputs.at(0)); // the pipeline's type comes back, each value rounded
         EXPECT_LE(q.report.cycles, p.report.cycles);
         EXPECT_LT(q.report.bytes.at("DRAM"), p.report.bytes.at("DRAM"));
         EXPECT_LT(q.report.host_link_out_cycles, p.report.host_link_out_cycles);
@@ -301,37 +290,10 @@ TEST(ChipConv, AKernelStoresABf16CopyBesideItsOutputWhenAsked) {
         EXPECT_TRUE(plain.copies.empty());
         ASSERT_EQ(asked.copies.size(), 1u);
         EXPECT_NE(asked.summary.find("a bf16 copy of C stored to DRAM too"), std::string::npos) << asked.summary;
-        const ChipTensorMap copy = asked.copies[0];
-        chipsim::TensorDecl *decl = nullptr;
-        for (chipsim::TensorDecl &d : asked.program.tensors)
-            if (d.name == copy.tensor) decl = &d;
-        ASSERT_NE(decl, nullptr);
-        EXPECT_TRUE(decl->is_buffer);
-        EXPECT_EQ(decl->dtype, chipsim::DType::BF16);
-        const ChipTensorMap *c = nullptr;
-        for (const ChipTensorMap &m : asked.tensors)
-            if (m.is_output && m.source == out) c = &m;
-        ASSERT_NE(c, nullptr);
-        EXPECT_EQ(copy.chip_shape, c->chip_shape);
-        EXPECT_EQ(copy.chip_dim_of_source, c->chip_dim_of_source);
-
         const ChipResult p_run = run_on_chip(plain, p.bindings), q_run = run_on_chip(asked, p.bindings);
         const Comparison same = compare(q_run.outputs.at(0), p_run.outputs.at(0), Tolerance{});
         EXPECT_TRUE(same.equal) << "the output is unchanged: " << same.message;
-        // The copy read back: an output of its own.
-        decl->is_buffer = false;
-        decl->is_output = true;
-        ChipTensorMap as_output = copy;
-        as_output.source = "copy";
-        asked.tensors.push_back(as_output);
-        asked.outputs.push_back("copy");
-        asked.output_shapes.push_back(p.shape);
-        asked.output_types.push_back(Float(32));
-        const ChipResult read = run_on_chip(asked, p.bindings);
-        const Buffer<> &full = read.outputs.at(0), &rounded = read.outputs.at(1);
-        const float *fv = static_cast<const float *>(full.data()), *rv = static_cast<const float *>(rounded.data());
-        for (int64_t i = 0; i < full.number_of_elements(); ++i)
-            ASSERT_EQ(chipsim::bf16_to_float(chipsim::float_to_bf16(fv[i])), rv[i]) << "element " << i;
+        test::expect_copy_holds_the_rounded_output(asked, p.bindings, out, p.shape);
     }
 }
 

@@ -617,6 +617,84 @@ TEST(ChipLoopNestLoads, ATooLargeInputsSmallTilesComeInGroupedOnADramChip) {
     EXPECT_LE(r.report.cycles, 3 * r.report.problem_bound_cycles) << r.report.to_text();
 }
 
+// ChipLayoutRequests on a loop-nest kernel (npu-edge): asked to store an fp32 output as bf16,
+// every stored tile is packed by a VXM cast — two fp32 rows into one bf16 row, the store's
+// offsets and strides halved — and the values are the plain program's rounded, bit for bit,
+// with fewer DRAM bytes and no more cycles; asked for a bf16 copy, the output is unchanged and
+// the copy holds it rounded. Stored tiles of an odd number of rows cannot be packed: the
+// request is then not taken. tsp-mini takes neither.
+TEST(ChipLoopNestStores, AnFp32OutputIsStoredAsBf16OrCopiedWhenAsked) {
+    const int64_t seq = 32, heads = 4, D = 32, rows = 24, cols = 64;
+    Input X(Float(32), {1, seq, heads * D}, "X"), S(Float(32), {rows, cols}, "S");
+    Var b("b"), h("h"), s("s"), d("d"), y("y"), x("x"), i("i");
+    RDom r(0, cols, "r"), rr(0, rows, "rr");
+    // BERT's head split, one statement a lane chunk down the positions (rows strided in C).
+    Func split("split_heads");
+    split(b, h, s, d) = X(b, s, h * int(D) + d);
+    // A scaled softmax written by hand (the tile rows run down y).
+    Func mx("row_max"), e("shifted_exp"), total("total"), prob("prob");
+    mx(y) = -1e30f;
+    mx(y) = max(mx(y), S(y, r) * 0.125f);
+    e(y, x) = exp(S(y, x) * 0.125f - mx(y));
+    total(y) = 0.0f;
+    total(y) += e(y, r);
+    prob(y, x) = e(y, x) / total(y);
+    e.compute_root();
+    // Column sums: an output with an update, kept whole on chip and stored once (4 rows).
+    Func col_sum("col_sum");
+    col_sum(i) = 0.0f;
+    col_sum(i) += S(rr, i);
+    const Bindings bx{{X, test::random_buffer(Float(32), {1, seq, heads * D}, 21)}}, bs{{S, test::random_buffer(Float(32), {rows, cols}, 22)}};
+    struct Case {
+        Pipeline pipeline;
+        std::vector<int64_t> shape;
+        Bindings bindings;
+    };
+    for (const Case &c : {Case{Pipeline(split), {1, heads, seq, D}, bx}, Case{Pipeline(prob), {rows, cols}, bs}, Case{Pipeline(col_sum), {cols}, bs}}) {
+        const std::string out = c.pipeline.outputs()[0].name();
+        SCOPED_TRACE(out);
+        ChipLayoutRequests narrow, copy;
+        narrow.output_dtype[out] = chipsim::DType::BF16;
+        copy.copy_dtype[out] = chipsim::DType::BF16;
+        const ChipProgram tsp_plain = compile_for_chip(c.pipeline, Target::named("tsp-mini"), {c.shape});
+        for (const ChipLayoutRequests &ask : {narrow, copy}) {
+            const ChipProgram tsp = compile_for_chip(c.pipeline, Target::named("tsp-mini"), {c.shape}, {}, ask);
+            EXPECT_EQ(tsp.assembly, tsp_plain.assembly);
+            EXPECT_TRUE(tsp.copies.empty());
+        }
+
+        const ChipProgram plain = compile_for_chip(c.pipeline, Target::named("npu-edge"), {c.shape});
+        const ChipProgram packed = compile_for_chip(c.pipeline, Target::named("npu-edge"), {c.shape}, {}, narrow);
+        EXPECT_EQ(test::stored_dtype(plain, out), chipsim::DType::FP32);
+        ASSERT_EQ(test::stored_dtype(packed, out), chipsim::DType::BF16) << packed.summary;
+        EXPECT_NE(packed.summary.find(out + " stored as bf16"), std::string::npos) << packed.summary;
+        const ChipResult p = run_on_chip(plain, c.bindings), q = run_on_chip(packed, c.bindings);
+        const Comparison ref = compare(p.outputs.at(0), c.pipeline.realize({c.shape}, c.bindings, Target::reference()).at(0), kFp32);
+        EXPECT_TRUE(ref.equal) << ref.message;
+        test::expect_rounded_to_bf16(q.outputs.at(0), p.outputs.at(0));
+        EXPECT_LE(q.report.cycles, p.report.cycles);
+        EXPECT_LT(q.report.bytes.at("DRAM"), p.report.bytes.at("DRAM"));
+
+        const ChipProgram copied = compile_for_chip(c.pipeline, Target::named("npu-edge"), {c.shape}, {}, copy);
+        EXPECT_EQ(test::stored_dtype(copied, out), chipsim::DType::FP32);
+        EXPECT_NE(copied.summary.find("a bf16 copy of " + out), std::string::npos) << copied.summary;
+        const Comparison same = compare(run_on_chip(copied, c.bindings).outputs.at(0), p.outputs.at(0), Tolerance{});
+        EXPECT_TRUE(same.equal) << "the output is unchanged: " << same.message;
+        test::expect_copy_holds_the_rounded_output(copied, c.bindings, out, c.shape);
+    }
+    // Row sums of 40 rows: an output of 3 rows of 16 lanes, which no packing halves.
+    Input T(Float(32), {40, cols}, "T");
+    Func row_sum("row_sum");
+    row_sum(i) = 0.0f;
+    row_sum(i) += T(i, r);
+    ChipLayoutRequests odd;
+    odd.output_dtype["row_sum"] = odd.copy_dtype["row_sum"] = chipsim::DType::BF16;
+    const ChipProgram declined = compile_for_chip(Pipeline(row_sum), Target::named("npu-edge"), {{40}}, {}, odd);
+    EXPECT_EQ(declined.assembly, compile_for_chip(Pipeline(row_sum), Target::named("npu-edge"), {{40}}).assembly);
+    EXPECT_EQ(test::stored_dtype(declined, "row_sum"), chipsim::DType::FP32);
+    EXPECT_TRUE(declined.copies.empty());
+}
+
 TEST(ProblemBound, ComesFromTheAlgorithmNotTheSchedule) {
     // On npu-edge a matmul's bound is A, B and C crossing DRAM once (int8 in, int32 out); on
     // tsp-mini, whose host I/O is outside a kernel's cycles, its MACs at the MXM's peak.

@@ -74,6 +74,51 @@ void expect_chip_error(const Pipeline &p, const std::vector<int64_t> &shape, con
     for (const char *chip : {"tsp-mini", "npu-edge"}) test::expect_chip_error(p, shape, chip, needle);
 }
 
+// Asked to read x in its own row-major order (the layout a matmul before it wrote), npu-edge's
+// softmax and layernorm keep x and y row-major in DRAM and turn each block of rows into columns
+// and back on the SXM; the values are the reference's, and a bf16 copy asked beside y holds y
+// rounded. The host-transposed layout stays where the request is not taken: on tsp-mini, and
+// where a row is not whole vector rows (40 columns).
+TEST(ChipRowwise, RowsReadInTheirOwnOrderTurnOnTheSxm) {
+    for (const std::vector<int64_t> &shape : {std::vector<int64_t>{1, 48, 128}, std::vector<int64_t>{40, 64}, std::vector<int64_t>{32, 40}})
+        for (bool softmax : {true, false}) {
+            const int64_t cols = shape.back();
+            Input X(Float(32), test::extents(shape), "X"), G(Float(32), {int(cols)}, "gamma"), B(Float(32), {int(cols)}, "beta");
+            const Pipeline p(softmax ? ops::softmax(X).func() : ops::layernorm(X, G, B).func());
+            SCOPED_TRACE(p.outputs()[0].name() + " " + std::to_string(cols) + " columns");
+            Bindings bind{{X, test::random_buffer(Float(32), shape, 31)}};
+            if (!softmax) bind.insert(bind.end(), {{G, test::random_buffer(Float(32), {cols}, 32)}, {B, test::random_buffer(Float(32), {cols}, 33)}});
+            std::vector<int> identity(shape.size());
+            for (size_t d = 0; d < shape.size(); ++d) identity[d] = int(d);
+            ChipLayoutRequests ask;
+            ask.order["X"] = identity;
+            const std::string out = p.outputs()[0].name();
+            ChipLayoutRequests with_copy = ask;
+            with_copy.copy_dtype[out] = chipsim::DType::BF16;
+            EXPECT_EQ(compile_for_chip(p, Target::named("tsp-mini"), {shape}, {}, with_copy).assembly,
+                      compile_for_chip(p, Target::named("tsp-mini"), {shape}).assembly);
+            const ChipProgram asked = compile_for_chip(p, Target::named("npu-edge"), {shape}, {}, ask);
+            const bool taken = cols % 16 == 0;
+            const bool turned = asked.summary.find("turned into columns and back by the SXM") != std::string::npos;
+            EXPECT_EQ(turned, taken) << asked.summary;
+            std::vector<int> x_dims;
+            for (const ChipTensorMap &m : asked.tensors)
+                if (m.source == "X") x_dims = m.chip_dim_of_source;
+            EXPECT_EQ(x_dims == identity, taken);
+            const Buffer<> ref = p.realize({shape}, bind, Target::reference()).at(0);
+            const ChipResult r = run_on_chip(asked, bind);
+            const Comparison c = compare(r.outputs.at(0), ref, tolerance_for(Float(32), cols));
+            EXPECT_TRUE(c.equal) << c.message;
+            const ChipProgram copied = compile_for_chip(p, Target::named("npu-edge"), {shape}, {}, with_copy);
+            if (!taken || cols % 32 != 0) {
+                EXPECT_TRUE(copied.copies.empty());
+                continue;
+            }
+            EXPECT_EQ(compare(run_on_chip(copied, bind).outputs.at(0), r.outputs.at(0), Tolerance{}).equal, true) << "y is unchanged";
+            test::expect_copy_holds_the_rounded_output(copied, bind, out, shape);
+        }
+}
+
 TEST(ChipRowwiseErrors, SoftmaxOverAnotherAxis) {
     Input X(Float(32), {8, 16}, "X");
     expect_chip_error(Pipeline(ops::softmax(X, 0)), {8, 16}, "last axis");

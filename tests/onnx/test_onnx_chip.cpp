@@ -296,6 +296,49 @@ TEST(ModelLinkedOnChip, AValueAReaderTakesInFp32KeepsItsStoreAndGetsABf16Copy) {
     EXPECT_LT(linked.cycles + linked.host_io_cycles, one_by_one.cycles + one_by_one.host_io_cycles);
 }
 
+// A layernorm between two matmuls (a transformer block's tail, both matmuls with a residual
+// add). Alone, the chip's layernorm reads its rows transposed by the host; asked to read them as
+// the matmul before wrote them, it turns them on chip with the SXM — a little slower alone, so
+// the model is linked both ways and the faster kept — and stores a bf16 copy of its result for
+// the matmul after, which takes it whole too, for its residual add. The three kernels share one
+// program, no value changes, and the model runs in fewer cycles end to end.
+TEST(ModelLinkedOnChip, ALayernormBetweenMatmulsTurnsItsRowsOnChipAndSharesTheirProgram) {
+    const int64_t S = 64, D = 128;
+    Input x(Float(32), {S, D}, "x"), w1(Float(32), {D, D}, "w1"), w2(Float(32), {D, D}, "w2"), g(Float(32), {D}, "g"),
+        b(Float(32), {D}, "b");
+    ops::MatmulOptions mm1, mm2;
+    mm1.name = "mm1";
+    mm2.name = "mm2";
+    const ops::Tensor h = ops::add(ops::matmul(x, w1, mm1), x, "h"), n = ops::layernorm(h, g, b, 1, 1e-5, "n"),
+                      y = ops::add(ops::matmul(n, w2, mm2), n, "y");
+    const std::vector<GraphValue> values{{h, {S, D}, "h"}, {n, {S, D}, "n"}, {y, {S, D}, "y"}};
+    const Pipeline model(y);
+    auto random = [](std::vector<int64_t> s, uint64_t seed) {
+        Buffer<> buf(Float(32), std::move(s));
+        buf.fill_random(seed);
+        return buf;
+    };
+    const Bindings bindings{{x, random({S, D}, 1)}, {w1, random({D, D}, 2)}, {w2, random({D, D}, 3)}, {g, random({D}, 4)}, {b, random({D}, 5)}};
+    const Target npu = Target::named("npu-edge");
+    // A kernel a value (at this size the layernorm would join the matmul before it).
+    const ChipModelProgram linked = compile_model_for_chip(model, values, npu, {.fuse = false});
+    const ChipModelProgram apart = compile_model_for_chip(model, values, npu, {.fuse = false, .link = false});
+    ASSERT_EQ(linked.kernels.size(), 3u);
+    const ChipModelKernel &norm = linked.kernels[1];
+    ASSERT_EQ(norm.head, n.func().name());
+    EXPECT_NE(norm.program.summary.find("turned into columns and back by the SXM"), std::string::npos) << norm.program.summary;
+    EXPECT_EQ(apart.kernels[1].program.summary.find("by the SXM"), std::string::npos) << "alone, the host transposes";
+    ASSERT_EQ(norm.program.copies.size(), 1u);
+    EXPECT_EQ(stored_dtype(norm), chipsim::DType::FP32);
+    ASSERT_EQ(linked.programs.size(), 1u);
+    EXPECT_EQ(linked.programs[0].buffers.size(), 2u) << "h and n's copy stay in DRAM";
+
+    const ChipModelResult one = run_model_on_chip(linked, bindings), three = run_model_on_chip(apart, bindings);
+    EXPECT_EQ(within(one.outputs.at(0), three.outputs.at(0), 0), "") << "no value changes";
+    EXPECT_EQ(within(one.outputs.at(0), model.realize({{S, D}}, bindings, Target::reference())[0], 3e-2), "");
+    EXPECT_LT(one.cycles + one.host_io_cycles, three.cycles + three.host_io_cycles);
+}
+
 // The barrier between two linked kernels takes two semaphores above those the kernels use; on a
 // DRAM chip with no two to spare, each kernel is a program of its own, and the model still runs.
 TEST(ModelLinkedOnChip, AChipWithoutTwoSpareSemaphoresRunsEachKernelAlone) {
