@@ -475,6 +475,24 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     (void)bindings;
     ChipProgram cp = compile_pipeline(pipeline, target, output_shapes, layouts);
     cp.problem = internal::chip::problem_size(pipeline, output_shapes);
+    // An output stored narrower at the caller's request (ChipLayoutRequests::output_dtype: every
+    // reader rounds it so) crosses at that width, as an Input the MXM rounds does: its bytes
+    // count so, and the kernel does not beat its bound by the bytes it was allowed to drop.
+    for (size_t o = 0; o < cp.outputs.size() && o < output_shapes.size(); ++o) {
+        const ChipTensorMap *one = nullptr;
+        int maps = 0;
+        for (const ChipTensorMap &m : cp.tensors)
+            if (m.is_output && m.source == cp.outputs[o]) {
+                one = &m;
+                ++maps;
+            }
+        const int64_t wide = cp.output_types.at(o).bytes();
+        if (maps != 1 || !layouts.output_dtype.count(cp.outputs[o])) continue;
+        const int64_t stored = chipsim::dtype_bytes(cp.program.tensor(one->tensor)->dtype);
+        int64_t elements = 1;
+        for (int64_t e : output_shapes[o]) elements *= e;
+        if (stored < wide) cp.problem.output_bytes -= elements * (wide - stored);
+    }
     // The loop-nest compiler labels each stage's instructions; a hand-written library kernel's
     // are one stage of the profile, named after what it computes.
     auto &instructions = cp.program.instructions;

@@ -121,9 +121,10 @@ bool is_output(const std::vector<std::string> &outputs, const std::string &value
 /// The new program is kept when it took a request and, when `no_slower`, is no slower end to
 /// end on its own, so that link_chip_model can keep the value in DRAM (without `no_slower` the
 /// caller judges the linked model instead). A kernel that cannot take its requests together is
-/// tried with each kind alone. Returns the requests each kernel took (empty: none).
+/// tried with each kind alone. Returns the requests each kernel took (empty: none); counts in
+/// `slower` the kernels that took a request only in a program slower on its own (not kept).
 std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs,
-                                                 const Target &target, bool no_slower) {
+                                                 const Target &target, bool no_slower, int &slower) {
     std::vector<ChipLayoutRequests> taken(kernels.size());
     // Only a chip with DRAM links kernels (link_chip_model).
     if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return taken;
@@ -168,7 +169,9 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
             bool took = !ask.output_dtype.empty() && stored_dtype(again) == ask.output_dtype.begin()->second;
             for (const ChipTensorMap &m : again.program.tensors)
                 if (!m.is_output && ask.order.count(m.source) && internal::stored_for(kernels[writer.at(m.source)], again.program, m)) took = true;
-            if (took && (!no_slower || Partitioner::cost(again) <= Partitioner::cost(k))) {
+            const bool kept = took && (!no_slower || Partitioner::cost(again) <= Partitioner::cost(k));
+            slower += took && !kept;
+            if (kept) {
                 k.program = std::move(again.program);
                 taken[i] = ask;
                 break;
@@ -242,6 +245,7 @@ struct LinkedModel {
     std::vector<ChipModelSegment> programs;
     int64_t cycles = 0;
     bool targets_dram = false; ///< Whether layouts were agreed at all (only a chip with DRAM links kernels).
+    int slower = 0;            ///< Kernels that took a request only in a program slower on its own.
 };
 
 /// `kernels` after layout agreement (agree_on_layouts(.., no_slower)), linked. Copies pay only
@@ -252,7 +256,7 @@ LinkedModel link_with_layouts(std::vector<ChipModelKernel> kernels, const std::v
                               bool no_slower) {
     LinkedModel m;
     m.targets_dram = !kernels.empty() && kernels.front().program.target.dram.bytes > 0;
-    const std::vector<ChipLayoutRequests> taken = agree_on_layouts(kernels, outputs, target, no_slower);
+    const std::vector<ChipLayoutRequests> taken = agree_on_layouts(kernels, outputs, target, no_slower, m.slower);
     m.programs = link_chip_model(kernels, outputs);
     m.cycles = m.targets_dram ? model_cycles(m.programs) : 0;
     std::vector<ChipModelKernel> with_copies = kernels;
@@ -360,14 +364,15 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
         if (kernels.count(v)) program.kernels.push_back(std::move(kernels.at(v)));
     for (const Func &o : model.outputs()) program.outputs.push_back(o.name());
     if (options.link) {
-        // Layouts agreed kernel by kernel, each no slower on its own, and again taking every
-        // request a kernel can (a kernel a little slower alone may let its neighbours share a
-        // program): the linked model with fewer cycles end to end is kept (ties: the first).
+        // Layouts agreed kernel by kernel, each no slower on its own, and, where a kernel could
+        // take a request only in a program slower on its own, again taking every request a kernel
+        // can (a kernel a little slower alone may let its neighbours share a program): the
+        // linked model with fewer cycles end to end is kept (ties: the first).
         const std::vector<ChipModelKernel> unlinked = program.kernels;
         const LinkedModel strict = link_with_layouts(unlinked, program.outputs, target, true);
         program.kernels = strict.kernels;
         program.programs = strict.programs;
-        if (strict.targets_dram) {
+        if (strict.slower > 0) {
             LinkedModel eager = link_with_layouts(unlinked, program.outputs, target, false);
             if (eager.cycles < strict.cycles) {
                 program.kernels = std::move(eager.kernels);
