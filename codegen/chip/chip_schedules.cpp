@@ -32,19 +32,22 @@ std::vector<const Call *> reads_of(const internal::Definition &d, const std::str
     return out;
 }
 
-/// Whether a read indexes the first dimension by its definition's own first pure variable and
-/// the others by constants (a reduction's update reading its own point: by its own arguments):
-/// the row of the caller it is computed for.
-bool reads_by_row(const internal::Definition &d, const Call *c, bool own_point) {
-    if (c->args.empty() || d.args.empty() || !d.args[0].as<Variable>() || !equal(c->args[0], d.args[0])) return false;
-    for (size_t i = 1; i < c->args.size(); ++i)
+/// Whether a read indexes its first `lead` dimensions by its definition's own first pure
+/// variables and the others by constants (a reduction's update reading its own point: by its own
+/// arguments): the row of the caller it is computed for.
+bool reads_by_row(const internal::Definition &d, const Call *c, bool own_point, size_t lead) {
+    if (c->args.size() < lead || d.args.size() < lead) return false;
+    for (size_t i = 0; i < lead; ++i)
+        if (!d.args[i].as<Variable>() || !equal(c->args[i], d.args[i])) return false;
+    for (size_t i = lead; i < c->args.size(); ++i)
         if (!as_const_int(c->args[i]) && !(own_point && i < d.args.size() && equal(c->args[i], d.args[i]))) return false;
     return true;
 }
 
 /// The default tiling of a vector pipeline whose Inputs are too large to preload: reductions
-/// along the output's rows (a norm's statistics, a softmax's max and sum) are computed at
-/// blocks of the output's rows, as many rows as keep one block's Input tiles on chip between
+/// along the output's rows (a norm's statistics, a softmax's max and sum; the rows of an output
+/// of rank r are its first r - 1 dimensions, the blocks cut along the last of them, a batch's
+/// and a head's loops outside) are computed at blocks of the output's rows, as many rows as keep one block's Input tiles on chip between
 /// the reduction and its reader (loop_nest_codegen.h), so each Input crosses off-chip memory
 /// once rather than once per stage. Where the Inputs are preloaded (tsp-mini's 4 MiB) nothing
 /// changes: they are read once already, and whole-row stages interleave better.
@@ -52,15 +55,21 @@ void block_row_reductions(const Pipeline &p, const chipsim::Target &t, const std
     if (p.outputs().size() != 1 || shapes.at(0).size() < 2 || !(p.schedule() == Schedule{})) return;
     Func out = p.outputs()[0];
     if (!out.contents()->updates.empty()) return;
-    const int64_t rows = shapes[0][0];
+    const std::vector<int64_t> &shape = shapes[0];
+    const size_t lead = shape.size() - 1; // the row dimensions
+    int64_t all_rows = 1;
+    for (size_t d = 0; d < lead; ++d) all_rows *= shape[d];
+    const int64_t rows = shape[lead - 1];
     // Vector rows of Input tiles: all of them, and one lane chunk of output rows' worth of those
-    // read row by row (an Input whose first dimension is the output's rows).
+    // read row by row (an Input whose leading dimensions are the output's rows).
     int64_t input_rows = 0, chunk_rows = 0;
     for (const Input &in : p.inputs()) {
         int64_t elements = 1;
         for (const Expr &d : in.shape()) elements *= as_const_int(d).value_or(0);
         input_rows += (elements * in.type().bytes() + t.vector_bytes - 1) / t.vector_bytes;
-        if (!in.shape().empty() && as_const_int(in.shape()[0]) == rows) chunk_rows += elements / rows;
+        bool by_rows = in.shape().size() >= lead;
+        for (size_t d = 0; by_rows && d < lead; ++d) by_rows = as_const_int(in.shape()[d]) == shape[d];
+        if (by_rows) chunk_rows += elements / all_rows;
     }
     if (input_rows <= internal::chip::preload_limit_rows(t) || chunk_rows == 0) return;
     // Reductions read only row by row, and only by the output (a compute_at level is a loop of
@@ -70,7 +79,7 @@ void block_row_reductions(const Pipeline &p, const chipsim::Target &t, const std
             for (int s = 0; s < caller.contents()->num_stages(); ++s) {
                 const internal::Definition &d = caller.contents()->stage(s);
                 for (const Call *c : reads_of(d, f.name()))
-                    if ((caller.name() != out.name() && caller.name() != f.name()) || !reads_by_row(d, c, caller.name() == f.name()))
+                    if ((caller.name() != out.name() && caller.name() != f.name()) || !reads_by_row(d, c, caller.name() == f.name(), lead))
                         return false;
             }
         return true;
@@ -82,7 +91,7 @@ void block_row_reductions(const Pipeline &p, const chipsim::Target &t, const std
     const int64_t chunks = internal::chip::kept_tiles_limit_rows(t) / chunk_rows;
     if (chunks < 1) return; // one chunk's tiles would not stay on chip: no block reads less
     const int64_t block = std::min(rows, t.lanes(chipsim::DType::FP32) * chunks);
-    const std::string row = out.contents()->args[0];
+    const std::string row = out.contents()->args[lead - 1];
     out.split(Var(row), Var(row + "_block"), Var(row + "_lane"), int(block)).vectorize(Var(row + "_lane"));
     for (Func &f : blocked) f.compute_at(out, Var(row + "_block"));
 }

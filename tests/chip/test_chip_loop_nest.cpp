@@ -140,6 +140,27 @@ TEST(ChipLibrarySchedules, RowReductionsOfInputsTooLargeToPreloadRunAtRowBlocks)
     EXPECT_TRUE(tsp.schedule() == Schedule{}) << tsp.schedule().to_json();
 }
 
+TEST(ChipLibrarySchedules, RowReductionsOfABatchOfHeadsRunAtBlocksOfTheirLastRowDimension) {
+    // ops::rmsnorm over the last axis of [2, 4, 128, 256] (1 MiB, BERT's scores have this form):
+    // the rows are the first three dimensions; the blocks cut the third, the batch's and the
+    // heads' loops outside them, and X crosses DRAM once, as for a matrix of rows.
+    const std::vector<int64_t> shape{2, 4, 128, 256};
+    Input X(Float(32), test::extents(shape), "X");
+    const Bindings b{{X, test::random_buffer(Float(32), shape, 7)}};
+    const Pipeline blocked(ops::rmsnorm(X).func()), root(ops::rmsnorm(X).func());
+    apply_chip_library_schedule(blocked, Target::named("npu-edge"), {shape});
+    const std::string schedule = blocked.schedule().to_json();
+    EXPECT_NE(schedule.find("compute_at"), std::string::npos) << schedule;
+    const ChipResult r = run_on_chip(compile_for_chip(blocked, Target::named("npu-edge"), {shape}, b), b);
+    const ChipResult at_root = run_on_chip(compile_for_chip(root, Target::named("npu-edge"), {shape}, b), b);
+    const Buffer<> ref = blocked.realize({shape}, b, Target::reference())[0];
+    EXPECT_TRUE(compare(r.outputs[0], ref, kFp32).equal);
+    const int64_t x_and_out = 2 * 2 * 4 * 128 * 256 * 4;
+    EXPECT_LE(r.report.bytes.at("DRAM"), x_and_out + 4096) << "X and the output cross DRAM once (plus constants)";
+    EXPECT_GT(at_root.report.bytes.at("DRAM"), x_and_out + x_and_out / 4) << "at the root, X crosses again";
+    EXPECT_LT(r.report.cycles, at_root.report.cycles);
+}
+
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
     const std::string chip = chip_target(GetParam());
     const int rows = 45, cols = 70;
