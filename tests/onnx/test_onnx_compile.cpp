@@ -193,7 +193,9 @@ TEST_P(CompileForChip, ItsArtifactsRunThroughChiprtInManifestOrderGiveTheReferen
     const auto run = tessera_test::run_command("'" + (dir / "consumer").string() + "' '" + (dir / "x.bin").string() + "' '" + (dir / "y.bin").string() + "'");
     ASSERT_EQ(run.status, 0) << run.out << run.err;
     EXPECT_EQ(within(read_raw(dir / "y.bin", e.outputs[0].type(), e.outputs[0].shape()), e.outputs[0], 3e-2), "");
-    EXPECT_EQ(manifest.at("kernels").size(), manifest.at("intermediates").size() + 1) << "each program but the last leaves one intermediate";
+    // A chain leaves one intermediate a program; a branching graph (BERT's residuals) may leave more.
+    EXPECT_GE(manifest.at("intermediates").size() + 1, manifest.at("kernels").size()) << "each program but the last leaves an intermediate";
+    if (name != "bert_layer") EXPECT_EQ(manifest.at("kernels").size(), manifest.at("intermediates").size() + 1);
     // The artifacts are the programs run-model runs: as many, and the same cycles in all.
     const auto model = tessera_test::run_command("'" + kCli + "' run-model '" + (models_dir() / (name + ".onnx")).string() +
                                                  "' --dim N=2 --target " + target + " --json");
@@ -212,7 +214,7 @@ TEST_P(CompileForChip, ItsArtifactsRunThroughChiprtInManifestOrderGiveTheReferen
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, CompileForChip,
-                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block"), testing::Values("tsp-mini", "npu-edge")),
+                         testing::Combine(testing::Values("mlp", "mlp_gelu", "conv_net", "resnet_block", "bert_layer"), testing::Values("tsp-mini", "npu-edge")),
                          [](const testing::TestParamInfo<ChipCase> &i) {
                              std::string s = std::get<0>(i.param) + "_" + std::get<1>(i.param);
                              std::replace(s.begin(), s.end(), '-', '_');
