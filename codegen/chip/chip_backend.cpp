@@ -622,9 +622,8 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
         std::array<bool, 3> dims{false, false, false};
         for (int od : op.source.output_dim)
             if (kernel_dim(od) >= 0) dims[size_t(kernel_dim(od))] = true;
-        if (!dims[2])
-            throw Error("chip backend: the epilogue of " + g.output.name() + " reads Input " + op.source.input.name() +
-                        " constant along the columns j; the VXM broadcasts operands down rows only (make it a row vector)");
+        // An operand constant along the columns (a scalar, a column vector) holds one element a
+        // row; its loads repeat it across the lanes (GemmKernel::operand_dims).
         kk.operand_dims.push_back(dims);
         ChipTensorMap mp;
         mp.tensor = "E" + std::to_string(i);
@@ -638,6 +637,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
                 mp.chip_shape.push_back(ext[x]);
             }
         for (int od : op.source.output_dim) mp.chip_dim_of_source.push_back(kernel_dim(od) < 0 ? -1 : chip_index[kernel_dim(od)]);
+        if (mp.chip_shape.empty()) mp.chip_shape.push_back(1); // a scalar
         cp.program.tensors.push_back({mp.tensor, op.dtype, mp.chip_shape, "", false});
         cp.tensors.push_back(mp);
     }

@@ -214,6 +214,10 @@ struct Emitter {
         v.offset = (g * sg + m0 * sm + n0 * sn) * bytes;
         v.outer.push_back({rows, sm * bytes});
         v.inner_bytes = nu * bytes;
+        if (!dims[2]) { // constant along the columns (a scalar, a column vector): each row's element repeated
+            v.outer.push_back({nu, 0});
+            v.inner_bytes = bytes;
+        }
         return v;
     }
 

@@ -23,9 +23,9 @@
 // r), one sxm.transpose of its 16×16 blocks makes row c column c across the 16 rows, and one
 // more turns the result back before the store. The SXM runs beside the VXM and the DMA engine;
 // its fill and drain make the kernel alone a few thousand cycles slower, which a linked model
-// gets back many times over. Asked also for a bf16 copy of y (ChipLayoutRequests::copy_dtype),
-// each row's chunks are packed two by two (a VXM cast of the row's chunks, strided in the tile)
-// and stored to a .buffer beside y.
+// gets back many times over. Asked also for y in bf16 (ChipLayoutRequests::output_dtype) or a
+// bf16 copy of it (copy_dtype), each row's chunks are packed two by two (a VXM cast of the
+// row's chunks, strided in the tile) and stored in y's place or to a .buffer beside it.
 #include <algorithm>
 
 #include "program_tensors.h"
@@ -84,11 +84,14 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
     const bool has_gamma = !softmax && op.layernorm->gamma, has_beta = !softmax && op.layernorm->beta;
     if (has_gamma) declare(cp, "G", op.layernorm->gamma->name(), DType::FP32, {C}, {C}, {0}, {}, false);
     if (has_beta) declare(cp, "B", op.layernorm->beta->name(), DType::FP32, {C}, {C}, {0}, {}, false);
-    declare(cp, "Y", cp.outputs.at(0), DType::FP32, chip, shape, dims, {}, true);
     const bool bf16_out = rounds_to_bf16(x.type());
-    const auto copy_asked = layouts.copy_dtype.find(cp.outputs.at(0));
-    const bool copy = row_major && !bf16_out && t.dram.bytes > 0 && copy_asked != layouts.copy_dtype.end() &&
-                      copy_asked->second == DType::BF16 && C % (2 * kLanes) == 0;
+    // y in bf16 (every reader rounds it so), or a bf16 copy beside it: packed row by row.
+    auto asked_bf16 = [&](const std::map<std::string, DType> &requests) {
+        const auto it = requests.find(cp.outputs.at(0));
+        return row_major && !bf16_out && t.dram.bytes > 0 && it != requests.end() && it->second == DType::BF16 && C % (2 * kLanes) == 0;
+    };
+    const bool narrow = asked_bf16(layouts.output_dtype), copy = !narrow && asked_bf16(layouts.copy_dtype);
+    declare(cp, "Y", cp.outputs.at(0), narrow ? DType::BF16 : DType::FP32, chip, shape, dims, {}, true);
     if (copy) declare_copy(cp, cp.tensors.back(), "Yb", DType::BF16);
 
     chipsim::TimingModel model(t);
@@ -207,18 +210,18 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             emit_sxm_transpose(e, f32, rows, Y, "rows of a block");
             Y = rows;
         }
-        e.store(block_view("Y", b), Y, "result block");
-        if (copy) { // row r's chunks, two by two, into bf16 rows r·C/32 ..
+        if (!narrow) e.store(block_view("Y", b), Y, "result block");
+        if (narrow || copy) { // row r's chunks, two by two, into bf16 rows r·C/32 ..
             const int64_t per_row = C / (2 * kLanes);
             const TileRef packed = block.fresh(C / 2, {Y}, VectorEmitter::other_side(Y), "a block's result rows in bf16");
             for (int64_t r = 0; r < kLanes; ++r)
                 e.vxm(VxmOp::Cast, f32, DType::BF16, VectorEmitter::rows_of(packed, r * per_row, per_row),
                       {VectorEmitter::rows_of(Y, r, C / kLanes, kLanes)}, std::nullopt, {}, "row rounded to bf16");
             chipsim::OffchipView v;
-            v.tensor = "Yb";
+            v.tensor = narrow ? "Y" : "Yb";
             v.offset = b * kLanes * C * 2;
             v.inner_bytes = kLanes * C * 2;
-            e.store(v, packed, "result block (bf16 copy)");
+            e.store(v, packed, narrow ? "result block (bf16)" : "result block (bf16 copy)");
         }
         block.retire_all();
         if (b % kWave == kWave - 1 || b == blocks - 1) e.end_wave();
@@ -230,7 +233,7 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
                   " (rows across lanes, the reduction over vector rows in time)" +
                   (preload ? "; input preloaded into MEM" : "") + (bf16_out ? "; result rounded to bf16" : "") +
                   (row_major ? "; rows in their own layout in DRAM, turned into columns and back by the SXM" : "") +
-                  (copy ? "; a bf16 copy of the result stored to DRAM too" : "") + "\n";
+                  (narrow ? "; the result stored as bf16" : "") + (copy ? "; a bf16 copy of the result stored to DRAM too" : "") + "\n";
 }
 
 } // namespace tessera::internal::chip

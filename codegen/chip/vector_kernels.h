@@ -20,8 +20,9 @@ namespace tessera::internal::chip {
 class VectorEmitter;
 
 /// Compiles `op` for cp.target into cp.program (tensors, instructions) and cp.tensors; appends
-/// to cp.summary what it generated. Of `layouts` the softmax and layernorm kernels take a bf16
-/// copy of their result on npu-edge (rowwise_codegen.cpp); the others take nothing.
+/// to cp.summary what it generated. Of `layouts` the softmax and layernorm kernels take x in its
+/// own order and their result in bf16 or a bf16 copy of it on npu-edge (rowwise_codegen.cpp);
+/// the others take nothing.
 void compile_vector_op(ChipProgram &cp, const VectorOp &op, const std::vector<int64_t> &output_shape, const ChipLayoutRequests &layouts);
 
 /// Throws tessera::Error for directives these kernels cannot honour (a tensorize on a Func the

@@ -58,6 +58,26 @@ INSTANTIATE_TEST_SUITE_P(
         return s;
     });
 
+// An epilogue operand constant along the columns — a scalar (BERT's scores divided by √d), a
+// column vector (a per-row scale) — holds one element a row on the chip, repeated across the
+// lanes as it is loaded (a stride-0 DMA): batched and plain matmuls on both chips give the
+// reference's values.
+TEST(ChipMatmulEpilogue, AScalarOrAColumnVectorOperandRepeatsAcrossTheLanes) {
+    Input Q(Float(32), {1, 4, 64, 32}, "Q"), K(Float(32), {1, 4, 32, 96}, "K"), S(Float(32), {}, "S");
+    Input A(Float(32), {80, 64}, "A"), B(Float(32), {64, 48}, "B"), R(Float(32), {80, 1}, "R");
+    const Bindings scalar{{Q, test::random_buffer(Float(32), {1, 4, 64, 32}, 41)},
+                          {K, test::random_buffer(Float(32), {1, 4, 32, 96}, 42)},
+                          {S, test::random_buffer(Float(32), {}, 43)}};
+    const Bindings column{{A, test::random_buffer(Float(32), {80, 64}, 44)},
+                          {B, test::random_buffer(Float(32), {64, 48}, 45)},
+                          {R, test::random_buffer(Float(32), {80, 1}, 46)}};
+    for (const std::string chip : {"tsp-mini", "npu-edge"}) {
+        SCOPED_TRACE(chip);
+        test::expect_matches_reference(Pipeline(ops::div(ops::matmul(Q, K), S).func()), {1, 4, 64, 96}, scalar, chip, BFloat(16), 32);
+        test::expect_matches_reference(Pipeline(ops::relu(ops::mul(ops::matmul(A, B), R)).func()), {80, 48}, column, chip, BFloat(16), 64);
+    }
+}
+
 TEST(ChipMatmulStreamed, OperandsLargerThanMemEqualReference) {
     // B alone is over 4 MiB, so tsp-mini cannot preload it: tiles stream in during the kernel
     // (B in panels of several K blocks per DMA; 33 K blocks leave a short last panel).

@@ -76,8 +76,8 @@ void expect_chip_error(const Pipeline &p, const std::vector<int64_t> &shape, con
 
 // Asked to read x in its own row-major order (the layout a matmul before it wrote), npu-edge's
 // softmax and layernorm keep x and y row-major in DRAM and turn each block of rows into columns
-// and back on the SXM; the values are the reference's, and a bf16 copy asked beside y holds y
-// rounded. The host-transposed layout stays where the request is not taken: on tsp-mini, and
+// and back on the SXM; the values are the reference's, a bf16 copy asked beside y holds y
+// rounded, and y asked in bf16 is y rounded. The host-transposed layout stays where the request is not taken: on tsp-mini, and
 // where a row is not whole vector rows (40 columns).
 TEST(ChipRowwise, RowsReadInTheirOwnOrderTurnOnTheSxm) {
     for (const std::vector<int64_t> &shape : {std::vector<int64_t>{1, 48, 128}, std::vector<int64_t>{40, 64}, std::vector<int64_t>{32, 40}})
@@ -116,6 +116,14 @@ TEST(ChipRowwise, RowsReadInTheirOwnOrderTurnOnTheSxm) {
             }
             EXPECT_EQ(compare(run_on_chip(copied, bind).outputs.at(0), r.outputs.at(0), Tolerance{}).equal, true) << "y is unchanged";
             test::expect_copy_holds_the_rounded_output(copied, bind, out, shape);
+            // Asked for y in bf16 (every reader rounds it): y itself is stored packed.
+            ChipLayoutRequests narrow = ask;
+            narrow.output_dtype[out] = chipsim::DType::BF16;
+            const ChipProgram packed = compile_for_chip(p, Target::named("npu-edge"), {shape}, {}, narrow);
+            ASSERT_EQ(test::stored_dtype(packed, out), chipsim::DType::BF16) << packed.summary;
+            const ChipResult q = run_on_chip(packed, bind);
+            test::expect_rounded_to_bf16(q.outputs.at(0), r.outputs.at(0));
+            EXPECT_LT(q.report.bytes.at("DRAM"), r.report.bytes.at("DRAM"));
         }
 }
 
