@@ -479,16 +479,16 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
     // reader rounds it so) crosses at that width, as an Input the MXM rounds does: its bytes
     // count so, and the kernel does not beat its bound by the bytes it was allowed to drop.
     for (size_t o = 0; o < cp.outputs.size() && o < output_shapes.size(); ++o) {
-        const ChipTensorMap *one = nullptr;
-        int maps = 0;
+        if (!layouts.output_dtype.count(cp.outputs[o])) continue;
+        const int64_t wide = cp.output_types.at(o).bytes();
+        int64_t stored = wide; // the widest of its maps (a grouped conv writes one a group)
+        bool mapped = false;
         for (const ChipTensorMap &m : cp.tensors)
             if (m.is_output && m.source == cp.outputs[o]) {
-                one = &m;
-                ++maps;
+                const int64_t bytes = chipsim::dtype_bytes(cp.program.tensor(m.tensor)->dtype);
+                stored = mapped ? std::max(stored, bytes) : bytes;
+                mapped = true;
             }
-        const int64_t wide = cp.output_types.at(o).bytes();
-        if (maps != 1 || !layouts.output_dtype.count(cp.outputs[o])) continue;
-        const int64_t stored = chipsim::dtype_bytes(cp.program.tensor(one->tensor)->dtype);
         int64_t elements = 1;
         for (int64_t e : output_shapes[o]) elements *= e;
         if (stored < wide) cp.problem.output_bytes -= elements * (wide - stored);

@@ -72,6 +72,9 @@ void block_row_reductions(const Pipeline &p, const chipsim::Target &t, const std
         if (by_rows) chunk_rows += elements / all_rows;
     }
     if (input_rows <= internal::chip::preload_limit_rows(t) || chunk_rows == 0) return;
+    // The blocks' rows run across the lanes: a last row dimension narrower than the lanes
+    // ([128, 1, 768]) would leave most of them idle.
+    if (lead > 1 && rows < t.lanes(chipsim::DType::FP32)) return;
     // Reductions read only row by row, and only by the output (a compute_at level is a loop of
     // one consumer: one read by another reduction too, as softmax's max, stays at the root).
     auto read_by_row_by_the_output_only = [&](const Func &f) {

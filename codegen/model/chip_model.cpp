@@ -168,7 +168,10 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
             }
             bool took = !ask.output_dtype.empty() && stored_dtype(again) == ask.output_dtype.begin()->second;
             for (const ChipTensorMap &m : again.program.tensors)
-                if (!m.is_output && ask.order.count(m.source) && internal::stored_for(kernels[writer.at(m.source)], again.program, m)) took = true;
+                // The writer's layout, in any dtype (a bf16 copy may serve a bf16 reader later).
+                if (!m.is_output && ask.order.count(m.source) &&
+                    (written.at(m.source) == m.chip_dim_of_source || internal::stored_for(kernels[writer.at(m.source)], again.program, m)))
+                    took = true;
             const bool kept = took && (!no_slower || Partitioner::cost(again) <= Partitioner::cost(k));
             slower += took && !kept;
             if (kept) {

@@ -159,6 +159,12 @@ TEST(ChipLibrarySchedules, RowReductionsOfABatchOfHeadsRunAtBlocksOfTheirLastRow
     EXPECT_LE(r.report.bytes.at("DRAM"), x_and_out + 4096) << "X and the output cross DRAM once (plus constants)";
     EXPECT_GT(at_root.report.bytes.at("DRAM"), x_and_out + x_and_out / 4) << "at the root, X crosses again";
     EXPECT_LT(r.report.cycles, at_root.report.cycles);
+    // A last row dimension narrower than the lanes ([96, 1, 1024], sequence first): blocks
+    // along it would leave most lanes idle, so the schedule records nothing.
+    Input Y(Float(32), {96, 1, 1024}, "Y");
+    const Pipeline narrow(ops::rmsnorm(Y).func());
+    apply_chip_library_schedule(narrow, Target::named("npu-edge"), {{96, 1, 1024}});
+    EXPECT_TRUE(narrow.schedule() == Schedule{}) << narrow.schedule().to_json();
 }
 
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {

@@ -63,17 +63,20 @@ INSTANTIATE_TEST_SUITE_P(
 // lanes as it is loaded (a stride-0 DMA): batched and plain matmuls on both chips give the
 // reference's values.
 TEST(ChipMatmulEpilogue, AScalarOrAColumnVectorOperandRepeatsAcrossTheLanes) {
-    Input Q(Float(32), {1, 4, 64, 32}, "Q"), K(Float(32), {1, 4, 32, 96}, "K"), S(Float(32), {}, "S");
+    Input Q(Float(32), {1, 4, 64, 32}, "Q"), K(Float(32), {1, 4, 32, 96}, "K"), S(Float(32), {}, "S"), T(Float(32), {1, 4, 64, 1}, "T");
     Input A(Float(32), {80, 64}, "A"), B(Float(32), {64, 48}, "B"), R(Float(32), {80, 1}, "R");
     const Bindings scalar{{Q, test::random_buffer(Float(32), {1, 4, 64, 32}, 41)},
                           {K, test::random_buffer(Float(32), {1, 4, 32, 96}, 42)},
-                          {S, test::random_buffer(Float(32), {}, 43)}};
+                          {S, test::random_buffer(Float(32), {}, 43)},
+                          {T, test::random_buffer(Float(32), {1, 4, 64, 1}, 47)}};
     const Bindings column{{A, test::random_buffer(Float(32), {80, 64}, 44)},
                           {B, test::random_buffer(Float(32), {64, 48}, 45)},
                           {R, test::random_buffer(Float(32), {80, 1}, 46)}};
     for (const std::string chip : {"tsp-mini", "npu-edge"}) {
         SCOPED_TRACE(chip);
         test::expect_matches_reference(Pipeline(ops::div(ops::matmul(Q, K), S).func()), {1, 4, 64, 96}, scalar, chip, BFloat(16), 32);
+        // A column vector per batch (a head's per-row scale).
+        test::expect_matches_reference(Pipeline(ops::mul(ops::matmul(Q, K), T).func()), {1, 4, 64, 96}, scalar, chip, BFloat(16), 32);
         test::expect_matches_reference(Pipeline(ops::relu(ops::mul(ops::matmul(A, B), R)).func()), {80, 48}, column, chip, BFloat(16), 64);
     }
 }
