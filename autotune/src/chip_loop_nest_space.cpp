@@ -117,6 +117,7 @@ ChipLoopNestSpace::ChipLoopNestSpace(const Pipeline &pipeline, int vector_bytes,
                 pp.consumers.push_back(g.name());
                 values.push_back("at " + g.name());
             }
+        pp.readers = seen;
         pp.compute = add_knob(f.name() + ".compute", values);
         if (rows > 0 && !f.contents()->args.empty()) pp.row_block = add_knob(f.name() + ".row-block", powers_below(32, 128, rows));
         producers_.push_back(pp);
@@ -180,11 +181,25 @@ std::vector<Candidate> ChipLoopNestSpace::candidates(size_t limit, uint64_t seed
 }
 
 bool ChipLoopNestSpace::coherent(const Candidate &c) const {
+    auto plan_of = [&](const std::string &name) -> const ProducerPlan * {
+        for (const ProducerPlan &pp : producers_)
+            if (pp.func == name) return &pp;
+        return nullptr;
+    };
     for (const ProducerPlan &pp : producers_) {
         const std::string &where = text(c, pp.compute);
         if (where.rfind("at ", 0) != 0) continue;
-        for (const ProducerPlan &other : producers_)
-            if (other.func == where.substr(3) && other.pure && c[size_t(other.compute)] == 0) return false;
+        const std::string consumer = where.substr(3);
+        const ProducerPlan *at = plan_of(consumer);
+        if (at && at->pure && c[size_t(at->compute)] == 0) return false; // an inlined consumer has no loops
+        // Every other reader must read inside that loop: inlined, or computed at it as well
+        // (a softmax's maximum at the output's rows with its sum of exponentials).
+        for (const std::string &r : pp.readers) {
+            if (r == consumer) continue;
+            const ProducerPlan *reader = plan_of(r);
+            if (!reader) return false; // another output
+            if (!(reader->pure && c[size_t(reader->compute)] == 0) && text(c, reader->compute) != where) return false;
+        }
     }
     return true;
 }

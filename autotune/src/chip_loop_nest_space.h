@@ -16,6 +16,7 @@
 // ranked. The one target rule a knob can break before compiling, a row block in the lanes that
 // is not a multiple of the lanes, is the Z3 model's (chip_loop_nest_constraints.h).
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,9 @@ public:
     /// most often takes are compiled before the many-knob ones.
     std::vector<Candidate> candidates(size_t limit, uint64_t seed) const;
     /// False where a producer is computed at a Func the candidate inlines (no loop to be
-    /// computed at): such a combination is no candidate, candidates() leaves it out.
+    /// computed at), or at a loop some other reader of it runs outside (a softmax's maximum at
+    /// the output's rows while its sum of exponentials is computed at the root): such a
+    /// combination is no candidate, candidates() leaves it out.
     bool coherent(const Candidate &c) const;
     /// "out.vector=rows/32 sum_squares.compute=at out": what a person reads.
     std::string describe(const Candidate &c) const;
@@ -56,6 +59,7 @@ private:
         std::string func;
         bool pure = true;                   ///< no update: it may be inlined
         std::vector<std::string> consumers; ///< compute_at choices, in the order of the knob's values
+        std::set<std::string> readers;      ///< every Func reading it, through pure Funcs that may be inlined
         int compute = -1, row_block = -1;   ///< knob indices
     };
     struct ReductionPlan {

@@ -75,21 +75,32 @@ void block_row_reductions(const Pipeline &p, const chipsim::Target &t, const std
     // The blocks' rows run across the lanes: a last row dimension narrower than the lanes
     // ([128, 1, 768]) would leave most of them idle.
     if (lead > 1 && rows < t.lanes(chipsim::DType::FP32)) return;
-    // Reductions read only row by row, and only by the output (a compute_at level is a loop of
-    // one consumer: one read by another reduction too, as softmax's max, stays at the root).
-    auto read_by_row_by_the_output_only = [&](const Func &f) {
+    // Reductions read only row by row, by the output or by other reductions computed with them
+    // (softmax's max, read by its sum of exponentials and by the output): every read is then
+    // inside the output's row block. A reduction read otherwise leaves the set, and so may
+    // its producers; what remains is the largest such set.
+    std::vector<Func> blocked;
+    for (const Func &f : p.functions())
+        if (f.name() != out.name() && !f.contents()->updates.empty()) blocked.push_back(f);
+    auto in_block = [&](const std::string &name) {
+        return name == out.name() || std::any_of(blocked.begin(), blocked.end(), [&](const Func &b) { return b.name() == name; });
+    };
+    auto read_by_row_inside_the_block = [&](const Func &f) {
         for (const Func &caller : p.functions())
             for (int s = 0; s < caller.contents()->num_stages(); ++s) {
                 const internal::Definition &d = caller.contents()->stage(s);
                 for (const Call *c : reads_of(d, f.name()))
-                    if ((caller.name() != out.name() && caller.name() != f.name()) || !reads_by_row(d, c, caller.name() == f.name(), lead))
-                        return false;
+                    if (!in_block(caller.name()) || !reads_by_row(d, c, caller.name() == f.name(), lead)) return false;
             }
         return true;
     };
-    std::vector<Func> blocked;
-    for (const Func &f : p.functions())
-        if (f.name() != out.name() && !f.contents()->updates.empty() && read_by_row_by_the_output_only(f)) blocked.push_back(f);
+    for (size_t before = 0; before != blocked.size();) {
+        before = blocked.size();
+        std::vector<Func> kept;
+        for (const Func &f : blocked)
+            if (read_by_row_inside_the_block(f)) kept.push_back(f);
+        blocked = kept;
+    }
     if (blocked.empty()) return;
     const int64_t chunks = internal::chip::kept_tiles_limit_rows(t) / chunk_rows;
     if (chunks < 1) return; // one chunk's tiles would not stay on chip: no block reads less

@@ -6,12 +6,14 @@
 // already in the statement when its region is inferred.
 #include <algorithm>
 #include <functional>
+#include <set>
 
 #include "lowering.h"
 #include "tessera/error.h"
 #include "tessera/ir_mutator.h"
 #include "tessera/ir_operator.h"
 #include "tessera/ir_printer.h"
+#include "tessera/ir_visitor.h"
 
 namespace tessera::internal {
 
@@ -38,6 +40,34 @@ private:
     std::function<Stmt(const Stmt &)> f_;
 };
 
+/// The Funcs that read `producer` outside every loop named `loop` (a read outside the loop a
+/// Func is computed at would read what is not computed yet, or no longer there).
+class ReadersOutsideLoop : public IRVisitor {
+public:
+    ReadersOutsideLoop(const std::string &producer, const std::string &loop) : producer_(producer), loop_(loop) {}
+    std::set<std::string> readers;
+
+protected:
+    using IRVisitor::visit;
+    void visit(const For *op) override {
+        if (op->name != loop_) IRVisitor::visit(op);
+    }
+    void visit(const ProducerConsumer *op) override {
+        if (!op->is_producer) return IRVisitor::visit(op);
+        producing_.push_back(op->name);
+        IRVisitor::visit(op);
+        producing_.pop_back();
+    }
+    void visit(const Call *op) override {
+        if (op->call_type == CallType::Func && op->name == producer_ && !producing_.empty()) readers.insert(producing_.back());
+        IRVisitor::visit(op);
+    }
+
+private:
+    std::string producer_, loop_;
+    std::vector<std::string> producing_;
+};
+
 std::string describe_loops(const LoweredFunc &c, int stage) {
     std::vector<std::string> names;
     for (const auto &d : c.stage_loops[static_cast<size_t>(stage)]) names.push_back(d.name);
@@ -59,9 +89,6 @@ std::string resolve_loop(const LoweringEnv &env, const LoweredFunc &p, LoopLevel
     if (stages.empty())
         throw Error(prefix + level.func + " does not read " + p.name() + "; compute_at must name a loop of a consumer (" +
                     p.name() + " is read by " + (consumers.empty() ? std::string("nothing") : join_names(consumers)) + ")");
-    if (consumers.size() > 1)
-        throw Error(prefix + p.name() + " is read by " + join_names(consumers) +
-                    "; a loop of one consumer does not enclose the others' reads; compute " + p.name() + " at root");
     if (level.stage < 0) {
         if (stages.size() > 1) {
             std::vector<std::string> names;
@@ -173,6 +200,20 @@ Stmt schedule_functions(LoweringEnv &env, const IntervalScope &known) {
         stmt = inject.mutate(stmt);
         if (!inject.found)
             throw InternalError("lower: loop " + loop + " of " + p.compute.func + " is not in the statement");
+        // A Func read by several consumers may be computed at a loop that encloses all of their
+        // reads: the other readers computed inside it (softmax's max at the output's row loop,
+        // where its sum of exponentials is computed too).
+        ReadersOutsideLoop outside(p.name(), loop);
+        stmt.accept(&outside);
+        if (!outside.readers.empty()) {
+            std::vector<std::string> names(outside.readers.begin(), outside.readers.end());
+            throw Error(schedule_error_prefix(p.name(), 0) + p.compute.directive + ": " + p.name() + " is read by " +
+                        join_names(env.consumers_of(p.name())) + ", and " + join_names(names) +
+                        (names.size() > 1 ? " read" : " reads") + " it outside loop " + p.compute.var + " of " +
+                        p.compute.func + "; compute " + join_names(names) + " inside that loop too (compute_at " +
+                        p.compute.func + ", " + p.compute.var + " or a loop inside it), or compute " + p.name() +
+                        " at root");
+        }
         if (store_here) continue;
         if (p.store.kind == LevelKind::Root) {
             root_storage.push_back(p.name());

@@ -10,12 +10,14 @@
 
 #include "../chip/chip_test_util.h"
 #include "chip_loop_nest_constraints.h"
+#include "hand_written_pipelines.h"
 #include "chip_loop_nest_space.h"
 #include "tessera/autotune.h"
 #include "tessera/chipsim/target.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/error.h"
 #include "tessera/ir_operator.h"
+#include "tessera/lower.h"
 #include "tessera/verify.h"
 #include "test_support.h"
 
@@ -73,6 +75,15 @@ struct RmsNorm {
         out(i, j) = x(i, j) * scale(i) * gain(j);
         p = Pipeline(out);
     }
+};
+
+/// softmax by rows, written by hand, as a pipeline.
+struct Softmax {
+    Input x;
+    tessera_test::SoftmaxByRows s;
+    Pipeline p;
+    std::vector<std::vector<int64_t>> shapes;
+    Softmax(int rows, int cols) : x(Float(32), {rows, cols}, "x"), s(x), p(s.prob), shapes{{rows, cols}} {}
 };
 
 /// The candidate with the named knobs set to the named values (the rest at the default rule's).
@@ -138,6 +149,35 @@ TEST(ChipLoopNestSpace, EachNewKnobChangesTheProgramAndItsCycles) {
             EXPECT_NE(changed.assembly, base.assembly);
             EXPECT_NE(changed.cycles, base.cycles);
         }
+}
+
+TEST(ChipLoopNestSpace, AMaximumWithTwoReadersIsComputedAtALoopOnlyWhereBothReadInsideIt) {
+    // The maximum at the output's row blocks needs the sum there too; with the sum at the root
+    // (or the maximum at the sum's loop, which the output reads outside) it is no candidate.
+    // Every candidate listed lowers (the chip backend may still refuse some lanes, with its
+    // reason), and the coherent placement reads x from DRAM once.
+    Softmax s(256, 512);
+    const Bindings b = random_inputs(s.p);
+    const ChipLoopNestSpace space(s.p, chipsim::load_target("npu-edge").vector_bytes, s.shapes);
+    const Candidate both = choose(space, {{"prob.vector", "rows/32"}, {"row_max.compute", "at prob"}, {"total.compute", "at prob"}});
+    EXPECT_TRUE(space.coherent(both));
+    EXPECT_FALSE(space.coherent(choose(space, {{"prob.vector", "rows/32"}, {"row_max.compute", "at prob"}})));
+    EXPECT_FALSE(space.coherent(choose(space, {{"row_max.compute", "at total"}})));
+    for (const Candidate &c : space.candidates(40, 3)) {
+        SCOPED_TRACE(space.describe(c));
+        space.apply(c, s.p);
+        EXPECT_NO_THROW(lower(s.p, Target::interpreter(), s.shapes));
+        s.p.set_schedule(Schedule{});
+    }
+    auto dram_bytes = [&](const Candidate &c) {
+        space.apply(c, s.p);
+        const ChipResult r = test::expect_matches_reference_within(s.p, s.shapes[0], b, "npu-edge", Tolerance::for_type(Float(32), 512));
+        s.p.set_schedule(Schedule{});
+        return r.report.bytes.at("DRAM");
+    };
+    const int64_t x_and_out = 2 * 256 * 512 * 4;
+    EXPECT_LE(dram_bytes(both), x_and_out + 4096) << "x and the output cross DRAM once (plus constants)";
+    EXPECT_GT(dram_bytes(Candidate(space.knobs().size(), 0)), x_and_out + x_and_out / 4);
 }
 
 // Z3's verdict on a row block in the lanes agrees with the backend's both ways, on both chips

@@ -3,6 +3,7 @@
 // evaluator: norms, reductions along each axis, stencils, multi-stage pipelines, compute_at,
 // odd shapes. The default chip rule picks the lanes where the schedule does not.
 #include "chip_test_util.h"
+#include "hand_written_pipelines.h"
 #include "test_support.h"
 
 #include <tessera/chipsim/target.h>
@@ -167,6 +168,32 @@ TEST(ChipLibrarySchedules, RowReductionsOfABatchOfHeadsRunAtBlocksOfTheirLastRow
     EXPECT_TRUE(narrow.schedule() == Schedule{}) << narrow.schedule().to_json();
 }
 
+TEST(ChipLibrarySchedules, AMaximumReadByASumAndByTheOutputRunsAtTheirRowBlocks) {
+    // ops::log_softmax of a 1 MiB input on npu-edge: its maximum is read by the sum of
+    // exponentials and by the output, both at blocks of the output's rows, so the maximum is
+    // computed there too and X crosses DRAM once (at the root it crossed twice).
+    Input X(Float(32), {256, 1024}, "X");
+    const Bindings b{{X, test::random_buffer(Float(32), {256, 1024}, 8)}};
+    const Pipeline blocked(ops::log_softmax(X).func()), root(ops::log_softmax(X).func());
+    apply_chip_library_schedule(blocked, Target::named("npu-edge"), {{256, 1024}});
+    const Schedule schedule = blocked.schedule();
+    for (const char *f : {"log_softmax_max", "log_softmax_sum"}) {
+        ASSERT_TRUE(schedule.funcs.count(f)) << schedule.to_string();
+        const std::vector<Directive> &d = schedule.funcs.at(f).stage(0);
+        ASSERT_EQ(d.size(), 1u) << schedule.to_string();
+        EXPECT_EQ(d[0].kind, DirectiveKind::ComputeAt);
+        EXPECT_EQ(d[0].func, "log_softmax") << schedule.to_string();
+    }
+    const ChipResult r = run_on_chip(compile_for_chip(blocked, Target::named("npu-edge"), {{256, 1024}}, b), b);
+    const ChipResult at_root = run_on_chip(compile_for_chip(root, Target::named("npu-edge"), {{256, 1024}}, b), b);
+    const Buffer<> ref = blocked.realize({{256, 1024}}, b, Target::reference())[0];
+    EXPECT_TRUE(compare(r.outputs[0], ref, kFp32).equal);
+    const int64_t x_and_out = 2 * 256 * 1024 * 4;
+    EXPECT_LE(r.report.bytes.at("DRAM"), x_and_out + 4096) << "X and the output cross DRAM once (plus constants)";
+    EXPECT_GT(at_root.report.bytes.at("DRAM"), x_and_out + x_and_out / 4) << "at the root, X crosses again";
+    EXPECT_LT(r.report.cycles, at_root.report.cycles);
+}
+
 TEST_P(ChipLoopNest, RowSumsAndColumnSums) {
     const std::string chip = chip_target(GetParam());
     const int rows = 45, cols = 70;
@@ -197,7 +224,17 @@ TEST_P(ChipLoopNest, SoftmaxWrittenByHand) {
     total(y) += e(y, r);
     prob(y, x) = e(y, x) / total(y);
     e.compute_root();
-    expect_loop_nest_matches(Pipeline(prob), {{rows, cols}}, {{X, test::random_buffer(Float(32), {rows, cols}, 4)}}, chip);
+    const Bindings b{{X, test::random_buffer(Float(32), {rows, cols}, 4)}};
+    expect_loop_nest_matches(Pipeline(prob), {{rows, cols}}, b, chip);
+    // The exponentials inlined, and the maximum, read by the total and by the output, computed
+    // with the total at blocks of 16 rows of the output (48 rows: three blocks).
+    Input X2(Float(32), {48, cols}, "logits");
+    tessera_test::SoftmaxByRows s2(X2);
+    Var io("io"), ii("ii");
+    s2.prob.split(s2.i, io, ii, 16).vectorize(ii);
+    s2.total.compute_at(s2.prob, io);
+    s2.row_max.compute_at(s2.prob, io);
+    expect_loop_nest_matches(Pipeline(s2.prob), {{48, cols}}, {{X2, test::random_buffer(Float(32), {48, cols}, 5)}}, chip);
 }
 
 TEST_P(ChipLoopNest, ThreeTapBlurAndSeparableBlur) {

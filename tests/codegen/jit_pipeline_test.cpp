@@ -2,6 +2,7 @@
 // evaluator, the compilation cache, and symbolic output shapes.
 #include <gtest/gtest.h>
 
+#include "hand_written_pipelines.h"
 #include "tessera/codegen/buffer_abi.h"
 #include "tessera/codegen/jit.h"
 #include "tessera/ir_operator.h"
@@ -77,6 +78,20 @@ TEST(JitPipeline, ElementwiseChainWithComputeAtAndUnroll) {
     Buffer<float> xb({50, 70});
     xb.fill_random(3);
     expect_host_matches_reference(g, {50, 70}, {{X, xb}});
+}
+
+TEST(JitPipeline, ASoftmaxByHandWithItsMaxComputedAtTheRowsItsTwoReadersShare) {
+    // The maximum is read by the sum and by the output; both reads are inside the output's row
+    // loop, where the sum is computed too. 37 rows leave a tail of the 8-row split.
+    Input X(Float(32), {37, 50}, "X");
+    tessera_test::SoftmaxByRows s(X);
+    Var io("io"), ii("ii");
+    s.prob.split(s.i, io, ii, 8).vectorize(s.j, 16);
+    s.total.compute_at(s.prob, ii);
+    s.row_max.compute_at(s.prob, io);
+    Buffer<float> xb({37, 50});
+    xb.fill_random(4);
+    expect_host_matches_reference(s.prob, {37, 50}, {{X, xb}}, 50);
 }
 
 TEST(JitPipeline, CompilesOncePerPipelineAndShape) {

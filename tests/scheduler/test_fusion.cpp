@@ -2,6 +2,7 @@
 // that the interpreter reproduces the reference for each placement.
 #include <gtest/gtest.h>
 
+#include "hand_written_pipelines.h"
 #include "sched_test_util.h"
 #include "tessera/func.h"
 #include "tessera/ir_operator.h"
@@ -108,6 +109,40 @@ TEST(Fusion, FuncWithUpdatesIsComputedAtRootByDefault) {
     EXPECT_EQ(*f.produced_in("s"), Path{"o.s0.i"});
     EXPECT_EQ(f.loop("s.s1.k")->enclosing, (Path{"o.s0.i"}));
     expect_matches_reference(o, {6, 3}, {{A, a}});
+}
+
+TEST(Fusion, AFuncReadByTwoConsumersIsComputedAtALoopEnclosingBoth) {
+    // The row maximum of a softmax is read by the sum of exponentials and by the output. With
+    // the sum computed at a loop of the output, the maximum can be computed at that loop or one
+    // around it, since every read of it is then inside.
+    Input X(Float(32), {12, 10}, "X");
+    Buffer<float> x({12, 10});
+    x.fill_random(24);
+    for (int at_outer = 0; at_outer < 2; ++at_outer) {
+        SCOPED_TRACE(at_outer ? "max at the row blocks, sum at the rows" : "max and sum at the rows");
+        tessera_test::SoftmaxByRows s(X);
+        s.prob.split(s.i, "io", "ii", 4);
+        s.total.compute_at(s.prob, "ii");
+        s.row_max.compute_at(s.prob, at_outer ? "io" : "ii");
+        auto f = StmtFacts(lower(Pipeline(s.prob), Target::interpreter(), {{12, 10}}).body);
+        ASSERT_NE(f.produced_in("row_max"), nullptr);
+        EXPECT_EQ(*f.produced_in("row_max"), at_outer ? Path{"prob.s0.io"} : (Path{"prob.s0.io", "prob.s0.ii"}));
+        EXPECT_EQ(*f.produced_in("total"), (Path{"prob.s0.io", "prob.s0.ii"}));
+        // At the row blocks the maximum is stored for the block's four rows, at a row for one.
+        EXPECT_EQ(f.alloc("row_max")->extents, (std::vector<std::optional<int64_t>>{at_outer ? 4 : 1}));
+        expect_matches_reference(s.prob, {12, 10}, {{X, x}}, 10);
+        // With the sum at the root, its reads of the maximum are outside every loop of the output.
+        s.total.compute_root();
+        try {
+            lower(Pipeline(s.prob), Target::interpreter(), {{12, 10}});
+            ADD_FAILURE() << "the maximum was computed inside a loop its reader total runs outside";
+        } catch (const Error &e) {
+            const std::string m = e.what();
+            EXPECT_NE(m.find("schedule of row_max: compute_at(prob, "), std::string::npos) << m;
+            EXPECT_NE(m.find("total reads it outside loop"), std::string::npos) << m;
+            EXPECT_NE(m.find("compute row_max at root"), std::string::npos) << m;
+        }
+    }
 }
 
 TEST(Fusion, ThreeLevelChain) {

@@ -351,6 +351,9 @@ public:
     Func &compute_root();
     /// Fusion: compute the region a consumer needs inside the consumer's loop `var`.
     /// The stage is the consumer's stage that calls this Func (use the Stage overload to pick).
+    /// A Func read by several consumers may be computed at a loop of one of them when the others
+    /// read it inside that loop too (computed at it, or inlined into a Func that is); lower()
+    /// names the readers outside otherwise.
     Func &compute_at(const Func &consumer, const VarOrRVar &var);
     Func &compute_at(const Stage &consumer, const VarOrRVar &var);
     /// Storage: allocate at the root (default) or inside the consumer's loop `var`, which must
