@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -39,6 +40,7 @@ public:
         for (const auto &o : p.outputs())
             outputs_.insert(o.name());
         level_.clear();
+        at_.clear();
         // Consumers first, so a producer can pick among its consumer's final loops.
         for (auto it = funcs_.rbegin(); it != funcs_.rend(); ++it)
             schedule_func(*it);
@@ -133,13 +135,31 @@ private:
         for (const auto &[n, s] : consumers)
             consumer_funcs.insert(n);
         const bool single_consumer = consumers.size() == 1;
+        // With several consumers, a loop of one of them that encloses the others' reads: each
+        // other consumer computed at that consumer's stage, at this loop or inside it.
+        size_t host = 0;
+        int outermost_reader = std::numeric_limits<int>::max();
+        bool shared_loop = false;
+        if (!single_consumer && consumer_funcs.size() == consumers.size())
+            for (size_t h = 0; h < consumers.size() && !shared_loop; ++h) {
+                shared_loop = true;
+                outermost_reader = std::numeric_limits<int>::max();
+                for (size_t q = 0; q < consumers.size() && shared_loop; ++q) {
+                    if (q == h) continue;
+                    auto it = at_.find(consumers[q].first);
+                    shared_loop = it != at_.end() && it->second.func == consumers[h].first &&
+                                  it->second.stage == consumers[h].second;
+                    if (shared_loop) outermost_reader = std::min(outermost_reader, it->second.loop);
+                }
+                if (shared_loop) host = h;
+            }
 
         Level level = Level::Root;
         if (!is_output) {
             std::vector<Level> options = {Level::Root};
             if (c.updates.empty())
                 options.push_back(Level::Inline), options.push_back(Level::Inline);
-            if (single_consumer) options.push_back(Level::At), options.push_back(Level::At);
+            if (single_consumer || shared_loop) options.push_back(Level::At), options.push_back(Level::At);
             level = options[static_cast<size_t>(pick(static_cast<int>(options.size())))];
         }
         // Staging a root Func for its only consumer: the consumer reads a copy made at one of
@@ -157,10 +177,12 @@ private:
             return;
         }
         if (level == Level::At) {
-            const auto &[cname, cstage] = consumers[0];
+            const auto &[cname, cstage] = consumers[host];
             const Func &consumer = *find(cname);
             auto loops = loops_of(consumer, cstage).loops;
-            const int at = pick(static_cast<int>(loops.size()));
+            const int at = pick(shared_loop ? std::min(static_cast<int>(loops.size()), outermost_reader + 1)
+                                            : static_cast<int>(loops.size()));
+            at_[f.name()] = {cname, cstage, at};
             f.compute_at(Stage(consumer.contents(), cstage), loops[static_cast<size_t>(at)]);
             if (chance(0.3))
                 f.store_at(Stage(consumer.contents(), cstage),
@@ -302,6 +324,13 @@ private:
     std::vector<Func> funcs_;
     std::set<std::string> outputs_;
     std::map<std::string, Level> level_;
+    /// Where each Func computed at a loop is: the consumer, its stage and the loop's position.
+    struct AtLoop {
+        std::string func;
+        int stage = 0;
+        int loop = 0;
+    };
+    std::map<std::string, AtLoop> at_;
     std::set<std::string> marked_;
 };
 
