@@ -74,15 +74,27 @@ namespace {
 using namespace internal::autotune;
 using Clock = std::chrono::steady_clock;
 
-/// Multiply-adds the algorithm needs, counted as 2 flops: one per point of each reduction.
-double algorithm_flops(const Pipeline &p, const std::vector<std::vector<int64_t>> &shapes) {
-    double points = 0;
-    for (const auto &s : shapes) {
-        double n = 1;
-        for (int64_t d : s) n *= double(d);
-        points += n;
+/// The arithmetic the algorithm does as written, each Func computed once over the region the
+/// outputs need (a multiply-add counts 2): the stores of the loop nest with every producer at the
+/// root, each store's points times the operations of its value. A matmul's is 2·M·N·K; a row
+/// reduction's counts its rows times its length, not every output element times it.
+double algorithm_flops(const Pipeline &p, const Target &target, const std::vector<std::vector<int64_t>> &shapes) {
+    const Schedule scheduled = p.schedule();
+    std::set<std::string> outputs;
+    for (const Func &o : p.outputs()) outputs.insert(o.name());
+    Schedule each_once;
+    for (const Func &f : p.functions())
+        if (!outputs.count(f.name())) each_once.add(f.name(), 0, Directive{.kind = DirectiveKind::ComputeRoot});
+    double flops = 0;
+    try {
+        p.set_schedule(each_once);
+        for (const StoreNest &s : summarize_loop_nest(lower(p, target, shapes)).stores) flops += s.points() * s.ops_per_point;
+    } catch (...) {
+        p.set_schedule(scheduled);
+        throw;
     }
-    return 2.0 * points * double(longest_reduction(p));
+    p.set_schedule(scheduled);
+    return flops;
 }
 
 /// A candidate lowered and seen by the models.
@@ -220,7 +232,7 @@ TuneResult autotune(const Pipeline &pipeline, const std::vector<std::vector<int6
     };
 
     TuneResult result;
-    const double flops = algorithm_flops(pipeline, output_shapes);
+    const double flops = algorithm_flops(pipeline, target, output_shapes);
     result.bound_seconds = std::max(flops / (machine.core_flops * machine.cores), boundary_bytes(pipeline, output_shapes) / machine.memory_bandwidth);
     result.space_size = space.size();
     result.exhaustive = result.space_size <= options.budget;

@@ -314,6 +314,26 @@ TEST(AutotuneHost, ReportsEachCostModelsAccuracyOnRandomlySampledTrials) {
     expect_matches_reference(p, r.best, {{96, 128}}, 320);
 }
 
+TEST(AutotuneHost, TheProblemBoundCountsTheArithmeticEachFuncDoesOnce) {
+    // A matmul does 2·M·N·K flops. An RMSNorm's reduction runs along each row once, not once per
+    // output element: counted per output element it would claim 2·rows·cols² flops and a bound
+    // the tuned schedule "beats".
+    TuneOptions o;
+    o.budget = 4;
+    o.repetitions = 2;
+    o.threads = 2;
+    Input A(Float(32), {64, 96}, "A"), B(Float(32), {96, 80}, "B");
+    const TuneResult mm = autotune(Pipeline(ops::matmul(A, B).func()), {{64, 80}}, Target::host(), o);
+    EXPECT_NEAR(mm.gflops * mm.best_seconds * 1e9, 2.0 * 64 * 80 * 96, 1.0);
+    const int rows = 256, cols = 1024;
+    Input X(Float(32), {rows, cols}, "X");
+    const TuneResult norm = autotune(Pipeline(ops::rmsnorm(X).func()), {{rows, cols}}, Target::host(), o);
+    const double flops = norm.gflops * norm.best_seconds * 1e9;
+    EXPECT_GE(flops, 2.0 * rows * cols) << "the sum of squares: a multiply and an add per element";
+    EXPECT_LE(flops, 8.0 * rows * cols) << "a few operations per element, not a reduction per element";
+    EXPECT_GE(norm.gap_to_bound(), 0.5) << "no schedule runs at twice the bound: " << norm.to_string();
+}
+
 TEST(AutotuneHost, EarlierRecordsOfTheSameWorkloadTrainTheLearnedModel) {
     const std::filesystem::path dir = tessera_test::unique_temp_dir();
     TuningDatabase db((dir / "tuning.db").string());

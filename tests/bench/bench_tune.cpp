@@ -4,7 +4,8 @@
 //                  conv3x3 (ResNet 3x3, 64 -> 64 channels, 56x56, NCHW), blur (3x3 box blur of
 //                  a 2048x2048 image, written by hand), rmsnorm and softmax (4096 rows of 1024)
 //                  impl: tuned, library, openblas (matmul), onednn (conv3x3), halide_adams2019
-//                  and halide_mullapudi2016 (matmul, conv3x3: the algorithms of bench_cpu)
+//                  and halide_mullapudi2016 (every row: matmul and conv3x3 the algorithms of
+//                  bench_cpu, blur, rmsnorm and softmax the same algorithms in Halide)
 // Every row is tuned first, with all cores (--tune_budget=N measurements, --tune_time=S seconds
 // per row; the tuner's own flags, taken out before Google Benchmark sees the command line); the
 // tuning counts — measurements, seconds, measurements until the best so far was within 2 % of
@@ -205,6 +206,13 @@ int main(int argc, char **argv) {
     add("conv3x3/onednn", [=](benchmark::State &s) { onednn_conv3x3(s, threads); });
     add("conv3x3/halide_adams2019", [=](benchmark::State &s) { halide_conv3x3(s, threads, HalideSchedule::Adams2019); });
     add("conv3x3/halide_mullapudi2016", [=](benchmark::State &s) { halide_conv3x3(s, threads, HalideSchedule::Mullapudi2016); });
+    for (const std::pair<std::string, HalideRowwise> &row :
+         {std::pair{std::string("blur"), HalideRowwise::Blur}, std::pair{std::string("rmsnorm"), HalideRowwise::RmsNorm},
+          std::pair{std::string("softmax"), HalideRowwise::Softmax}}) {
+        const HalideRowwise op = row.second;
+        add(row.first + "/halide_adams2019", [=](benchmark::State &s) { halide_rowwise(s, op, threads, HalideSchedule::Adams2019); });
+        add(row.first + "/halide_mullapudi2016", [=](benchmark::State &s) { halide_rowwise(s, op, threads, HalideSchedule::Mullapudi2016); });
+    }
     benchmark::AddCustomContext("fp32_peak", peak().how);
     RecordingReporter reporter;
     const int status = run_interleaved(argc, argv, &reporter);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -153,6 +154,24 @@ inline void halide_autoschedule(Halide::Pipeline &p, HalideSchedule s, int threa
     p.auto_schedule(s == HalideSchedule::Adams2019 ? "Adams2019" : "Mullapudi2016", Halide::get_host_target(), machine(threads));
 }
 
+/// Compiles `p`, binds each input to random floats of its shape (seeds 1, 2, ...) and times
+/// realizing an output of `out_shape`.
+inline void halide_time(benchmark::State &state, Halide::Pipeline &p, std::vector<std::pair<Halide::ImageParam, std::vector<int>>> inputs,
+                        const std::vector<int> &out_shape, double flops, int threads) {
+    p.compile_jit(Halide::get_host_target());
+    unsigned seed = 1;
+    for (auto &[param, shape] : inputs) {
+        Halide::Buffer<float> b(shape);
+        const std::vector<float> r = random_floats(b.number_of_elements(), seed++);
+        std::copy(r.begin(), r.end(), b.data());
+        param.set(b);
+    }
+    Halide::Buffer<float> out(out_shape);
+    p.realize(out);
+    for (auto _ : state) p.realize(out);
+    report(state, flops, threads);
+}
+
 inline void halide_matmul(benchmark::State &state, int n, int threads, HalideSchedule s) {
     using namespace Halide;
     halide_threads(threads);
@@ -176,16 +195,7 @@ inline void halide_matmul(benchmark::State &state, int n, int threads, HalideSch
         out.set_estimates({{0, n}, {0, n}});
         halide_autoschedule(p, s, threads);
     }
-    p.compile_jit(target);
-    Buffer<float> a(n, n), b(n, n), c(n, n);
-    std::vector<float> ra = random_floats(static_cast<size_t>(n) * n, 1), rb = random_floats(static_cast<size_t>(n) * n, 2);
-    std::copy(ra.begin(), ra.end(), a.data());
-    std::copy(rb.begin(), rb.end(), b.data());
-    A.set(a);
-    B.set(b);
-    p.realize(c);
-    for (auto _ : state) p.realize(c);
-    report(state, 2.0 * n * n * n, threads);
+    halide_time(state, p, {{A, {n, n}}, {B, {n, n}}}, {n, n}, 2.0 * n * n * n, threads);
 }
 
 inline void halide_conv3x3(benchmark::State &state, int threads, HalideSchedule s) {
@@ -216,16 +226,48 @@ inline void halide_conv3x3(benchmark::State &state, int threads, HalideSchedule 
         out.set_estimates({{0, C}, {0, W}, {0, H}});
         halide_autoschedule(p, s, threads);
     }
-    p.compile_jit(target);
-    Buffer<float> in(C, W, H), f(C, C, 3, 3), o(C, W, H);
-    std::vector<float> ri = random_floats(static_cast<size_t>(C) * W * H, 1), rf = random_floats(static_cast<size_t>(C) * C * 9, 2);
-    std::copy(ri.begin(), ri.end(), in.data());
-    std::copy(rf.begin(), rf.end(), f.data());
-    input.set(in);
-    filter.set(f);
-    p.realize(o);
-    for (auto _ : state) p.realize(o);
-    report(state, 2.0 * C * H * W * C * 9, threads);
+    halide_time(state, p, {{input, {C, W, H}}, {filter, {C, C, 3, 3}}}, {C, W, H}, 2.0 * C * H * W * C * 9, threads);
+}
+
+/// The row-wise pipelines of bench_tune written in Halide, as its rows write them in the DSL
+/// (Halide's first dimension is the innermost): a separable 3x3 box blur of a 2050² image to
+/// 2048², RMSNorm with a gain and softmax over rows of 1024 (4096 rows).
+enum class HalideRowwise { Blur, RmsNorm, Softmax };
+
+inline void halide_rowwise(benchmark::State &state, HalideRowwise op, int threads, HalideSchedule s) {
+    using namespace Halide;
+    halide_threads(threads);
+    const int cols = op == HalideRowwise::Blur ? 2048 : 1024, rows = op == HalideRowwise::Blur ? 2048 : 4096;
+    const int in_cols = op == HalideRowwise::Blur ? cols + 2 : cols, in_rows = op == HalideRowwise::Blur ? rows + 2 : rows;
+    ImageParam in(Float(32), 2, "in"), gain(Float(32), 1, "gain");
+    Var x("x"), y("y");
+    RDom r(0, cols);
+    Func out("out");
+    double flops = 0;
+    if (op == HalideRowwise::Blur) {
+        Func blur_x("blur_x");
+        blur_x(x, y) = (in(x, y) + in(x + 1, y) + in(x + 2, y)) * (1.0f / 3);
+        out(x, y) = (blur_x(x, y) + blur_x(x, y + 1) + blur_x(x, y + 2)) * (1.0f / 3);
+        flops = double(rows) * cols * 6;
+    } else if (op == HalideRowwise::RmsNorm) {
+        Func mean_square("mean_square");
+        mean_square(y) = sum(in(r, y) * in(r, y)) / float(cols);
+        out(x, y) = in(x, y) / sqrt(mean_square(y) + 1e-6f) * gain(x);
+        flops = double(rows) * cols * 4;
+    } else {
+        Func row_max("row_max"), total("total");
+        row_max(y) = maximum(in(r, y));
+        total(y) = sum(exp(in(r, y) - row_max(y)));
+        out(x, y) = exp(in(x, y) - row_max(y)) / total(y);
+        flops = double(rows) * cols * 5;
+    }
+    Pipeline p(out);
+    if (s == HalideSchedule::Manual) throw std::invalid_argument("halide_rowwise: the rows compare with the autoschedulers only");
+    in.set_estimates({{0, in_cols}, {0, in_rows}});
+    gain.set_estimates({{0, cols}});
+    out.set_estimates({{0, cols}, {0, rows}});
+    halide_autoschedule(p, s, threads);
+    halide_time(state, p, {{in, {in_cols, in_rows}}, {gain, {cols}}}, {cols, rows}, flops, threads);
 }
 
 // ---------------------------------------------------------------------------------------------

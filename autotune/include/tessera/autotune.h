@@ -111,8 +111,9 @@ struct TuneResult {
     int wrong = 0;             ///< measured but not equal to the reference (never the best)
     int64_t best_record = 0;   ///< the best's id in TuneOptions::database (0: none)
     bool exhaustive = false;   ///< every candidate of the space was measured
-    /// The problem bound: the algorithm's flops at the measured peak of every core, or its
-    /// inputs and outputs crossing memory once at the measured bandwidth, whichever is longer.
+    /// The problem bound: the algorithm's flops (each Func's arithmetic once per point it must
+    /// compute) at the measured peak of every core, or its inputs and outputs crossing memory
+    /// once at the measured bandwidth, whichever is longer.
     double bound_seconds = 0;
     /// Chips: the best's exact kernel cycles, the library schedule's (0: the op has none), and
     /// the problem bound in cycles (chipsim::TimingModel::problem_bound) with its limiter.
