@@ -8,7 +8,9 @@
 
 #include "tessera/codegen/host_schedules.h"
 #include "tessera/internal/function.h"
+#include "tessera/ir_equality.h"
 #include "tessera/ir_operator.h"
+#include "tessera/ir_visitor.h"
 
 namespace tessera::internal::autotune {
 
@@ -18,6 +20,44 @@ bool is_output(const Pipeline &p, const Func &f) {
     for (const Func &o : p.outputs())
         if (o.name() == f.name()) return true;
     return false;
+}
+
+/// The calls to Funcs in an expression.
+class FuncCalls : public IRVisitor {
+public:
+    std::vector<const Call *> calls;
+    using IRVisitor::visit;
+    void visit(const Call *c) override {
+        if (c->call_type == CallType::Func) calls.push_back(c);
+        IRVisitor::visit(c);
+    }
+};
+
+/// The reductions of a one-output pipeline that only the output and each other read, each at
+/// the reader's own row (the call's first coordinate is the reader's first pure variable); none
+/// when some reduction is read otherwise (by a pure Func, at another row).
+std::vector<std::string> reductions_read_at_their_rows(const Pipeline &p) {
+    if (p.outputs().size() != 1) return {};
+    const Func out = p.outputs()[0];
+    if (out.num_updates() != 0 || out.dimensions() < 2) return {};
+    std::vector<std::string> reductions;
+    for (const Func &f : p.functions())
+        if (f.name() != out.name() && f.num_updates() > 0 && f.dimensions() >= 1) reductions.push_back(f.name());
+    auto is_reduction = [&](const std::string &n) { return std::find(reductions.begin(), reductions.end(), n) != reductions.end(); };
+    for (const Func &caller : p.functions())
+        for (int s = 0; s <= caller.num_updates(); ++s) {
+            const Definition &d = caller.contents()->stage(s);
+            FuncCalls reads;
+            reads.include(d.value);
+            for (const Expr &a : d.args) reads.include(a);
+            for (const Call *c : reads.calls) {
+                if (!is_reduction(c->name)) continue;
+                const bool in_block = caller.name() == out.name() || is_reduction(caller.name());
+                if (!in_block || c->args.empty() || d.args.empty() || !d.args[0].as<Variable>() || !equal(c->args[0], d.args[0]))
+                    return {};
+            }
+        }
+    return reductions;
 }
 
 } // namespace
@@ -30,6 +70,14 @@ int HostSearchSpace::add_knob(std::string name, std::vector<std::string> values)
 HostSearchSpace::HostSearchSpace(const Pipeline &pipeline, int lanes, const std::vector<std::vector<int64_t>> &output_shapes)
     : lanes_(lanes) {
     const std::vector<Func> outputs = pipeline.outputs();
+    row_reductions_ = reductions_read_at_their_rows(pipeline);
+    const int64_t output_rows = output_shapes.empty() || output_shapes[0].empty() ? 0 : output_shapes[0][0];
+    if (!row_reductions_.empty() && output_rows >= 128) {
+        rows_output_ = outputs[0].name();
+        std::vector<std::string> where{"root"};
+        for (int64_t b = 64; 2 * b <= output_rows; b *= 2) where.push_back("rows/" + std::to_string(b));
+        row_blocks_ = add_knob(rows_output_ + ".reductions", where);
+    }
     for (const Func &f : pipeline.functions()) {
         const FunctionContents &c = *f.contents();
         const bool output = is_output(pipeline, f);
@@ -181,22 +229,54 @@ void HostSearchSpace::apply(const Candidate &c, const Pipeline &pipeline) const 
     pipeline.set_schedule(Schedule{});
     std::map<std::string, bool> root;
     for (const FuncPlan &fp : funcs_) root[fp.name] = fp.compute < 0 ? fp.root : value(c, fp.compute) == 1;
+    // Row blocks: the output's first loop split into blocks (in parallel when its parallel knob
+    // says so), each row reduction computed at a block, vectorized across its rows.
+    const int64_t row_block = value(c, row_blocks_) > 0 ? std::stoll(knobs_[size_t(row_blocks_)].values[size_t(value(c, row_blocks_))].substr(5)) : 0;
+    auto at_row_blocks = [&](const std::string &name) {
+        return row_block > 0 && std::find(row_reductions_.begin(), row_reductions_.end(), name) != row_reductions_.end();
+    };
+    Func rows_output;
+    for (const Func &o : pipeline.outputs())
+        if (o.name() == rows_output_) rows_output = o;
+    const std::string block_loop = row_block > 0 ? rows_output.args().front() + "_block" : "";
     for (const Func &f0 : pipeline.functions()) {
         Func f = f0;
         if (is_output(pipeline, f)) continue;
-        if (root.at(f.name())) f.compute_root();
+        if (at_row_blocks(f.name())) {
+            f.compute_at(rows_output, Var(block_loop));
+            const std::string row = f.args().front();
+            for (int s = 0; s <= f.num_updates(); ++s) {
+                Stage st = s == 0 ? Stage(f.contents(), 0) : f.update(s - 1);
+                if (s > 0 && !writes_its_own_point(*f.contents(), f.contents()->updates.at(size_t(s - 1)))) continue;
+                st.vectorize(VarOrRVar(row), lanes_);
+                // The reduction inside the vector of rows: every lane accumulates its own row.
+                const Definition &d = f.contents()->stage(s);
+                if (s > 0 && d.rdom && !d.rdom->vars.empty()) {
+                    std::vector<VarOrRVar> order;
+                    for (const std::string &v : f.args()) order.push_back(VarOrRVar(v));
+                    order.push_back(VarOrRVar(row + ".v"));
+                    for (auto r = d.rdom->vars.rbegin(); r != d.rdom->vars.rend(); ++r) order.push_back(VarOrRVar(r->name));
+                    st.reorder(order);
+                }
+            }
+        } else if (root.at(f.name())) f.compute_root();
         else f.compute_inline();
     }
     for (const StagePlan &sp : stages_) {
-        if (!root.at(sp.func) || sp.pure.empty()) continue;
+        if (!root.at(sp.func) || sp.pure.empty() || at_row_blocks(sp.func)) continue;
         Func f;
         for (const Func &g : pipeline.functions())
             if (g.name() == sp.func) f = g;
         Stage st = sp.stage == 0 ? Stage(f.contents(), 0) : f.update(sp.stage - 1);
         if (sp.rvars.empty() || sp.pure.size() < 2) {
             const int width = value(c, sp.vector) * lanes_;
+            std::string parallel_loop = sp.pure.front();
+            if (sp.func == rows_output_ && row_block > 0) {
+                st.split(VarOrRVar(sp.pure.front()), VarOrRVar(block_loop), VarOrRVar(sp.pure.front() + "_in"), int(row_block));
+                parallel_loop = block_loop;
+            }
             if (width > 0) st.vectorize(VarOrRVar(sp.pure.back()), width);
-            if (value(c, sp.parallel) == 1) st.parallel(VarOrRVar(sp.pure.front()));
+            if (value(c, sp.parallel) == 1) st.parallel(VarOrRVar(parallel_loop));
             continue;
         }
         apply_reduction(c, sp, f, st);

@@ -11,6 +11,10 @@
 // the order of the row and column tile loops, which loop runs in parallel (row tiles or
 // column strips), and packing: the input read with the columns as its last coordinate (B of a
 // matmul) staged per block into contiguous column panels (Input::stage with a blocked layout).
+// Reductions along the rows that only the output and each other read (a norm's statistics, a
+// softmax's maximum and sum) are computed at the root or, together, at blocks of the output's
+// rows, vectorized across the block's rows with the reduction inside: the block's rows are still
+// in cache when the output reads them again (what Halide's Adams2019 picks for RMSNorm).
 // A candidate is one value per knob; apply() records its directives on the pipeline.
 #include <cstdint>
 #include <string>
@@ -80,6 +84,12 @@ private:
     void apply_reduction(const Candidate &c, const StagePlan &sp, const Func &f, Stage st) const;
 
     int lanes_;
+    /// Row reductions (a norm's statistics, a softmax's maximum and sum) read only at their
+    /// readers' rows: the output they may be computed at, them, and the knob choosing the root or
+    /// a block of the output's rows (-1: no such reductions).
+    std::string rows_output_;
+    std::vector<std::string> row_reductions_;
+    int row_blocks_ = -1;
     std::vector<Knob> knobs_;
     std::vector<FuncPlan> funcs_;
     std::vector<StagePlan> stages_;

@@ -314,6 +314,44 @@ TEST(AutotuneHost, ReportsEachCostModelsAccuracyOnRandomlySampledTrials) {
     expect_matches_reference(p, r.best, {{96, 128}}, 320);
 }
 
+TEST(AutotuneHost, RowReductionsAreComputedAtBlocksOfTheOutputsRows) {
+    // RMSNorm's mean square and softmax's maximum and sum (the maximum read by the sum and the
+    // output) are read only at their readers' rows: the space computes them at the root or at
+    // blocks of the output's rows, vectorized across the block. Every block size is correct
+    // (130 rows: a tail block), and a column sum read at every row gets no such knob.
+    const int rows = 130, cols = 96;
+    Input X(Float(32), {rows, cols}, "X");
+    for (const Pipeline &p : {Pipeline(ops::rmsnorm(X).func()), Pipeline(ops::softmax(X).func())}) {
+        const std::string out = p.outputs()[0].name();
+        SCOPED_TRACE(out);
+        const internal::autotune::HostSearchSpace space(p, host_features().float_lanes(), {{rows, cols}});
+        int knob = -1;
+        for (size_t k = 0; k < space.knobs().size(); ++k)
+            if (space.knobs()[k].name == out + ".reductions") knob = int(k);
+        ASSERT_GE(knob, 0) << "no row-block knob";
+        EXPECT_EQ(space.knobs()[size_t(knob)].values, (std::vector<std::string>{"root", "rows/64"}));
+        internal::autotune::Candidate c(space.knobs().size(), 0);
+        c[size_t(knob)] = 1;
+        space.apply(c, p);
+        const Schedule blocked = p.schedule();
+        int at_blocks = 0;
+        for (const auto &[name, fs] : blocked.funcs)
+            for (const Directive &d : fs.stage(0)) at_blocks += d.kind == DirectiveKind::ComputeAt && d.func == out;
+        EXPECT_EQ(at_blocks, out == "softmax" ? 2 : 1) << blocked.to_string();
+        expect_matches_reference(p, blocked, {{rows, cols}}, cols);
+        p.set_schedule(Schedule{});
+    }
+    Input Y(Float(32), {rows, cols}, "Y");
+    Var i("i"), j("j");
+    RDom r(0, rows, "r");
+    Func col_sum("col_sum"), centered("centered");
+    col_sum(j) = 0.0f;
+    col_sum(j) += Y(r, j);
+    centered(i, j) = Y(i, j) - col_sum(j) / float(rows);
+    const internal::autotune::HostSearchSpace columns(Pipeline(centered), host_features().float_lanes(), {{rows, cols}});
+    for (const internal::autotune::Knob &k : columns.knobs()) EXPECT_NE(k.name, "centered.reductions");
+}
+
 TEST(AutotuneHost, TheProblemBoundCountsTheArithmeticEachFuncDoesOnce) {
     // A matmul does 2·M·N·K flops. An RMSNorm's reduction runs along each row once, not once per
     // output element: counted per output element it would claim 2·rows·cols² flops and a bound
