@@ -2271,9 +2271,9 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
     } restore{p, original};
     p.set_schedule(chip_meaningful(original));
     const VectorLanes chosen = choose_vector_lanes(p, target, output_shapes);
-    p.set_schedule(chosen.schedule);
     LoweredModule m;
     try {
+        p.set_schedule(chosen.schedule);
         m = lower_unflattened(p, target, output_shapes);
     } catch (const Error &e) {
         // The schedule lowered before the default rule's vectorize directives were added.

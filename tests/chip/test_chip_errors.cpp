@@ -89,6 +89,25 @@ TEST(ChipErrors, EpilogueWithoutAVxmForm) {
     EXPECT_NE(msg.find("erf has no VXM instruction"), std::string::npos) << msg;
 }
 
+TEST(ChipErrors, TheDefaultVectorRuleOnAFusedLoopNamesTheChipBackend) {
+    // A producer whose loops are fused and then unrolled has no loop of the name the chip's
+    // default vector rule vectorizes; the schedule error it meets must still come out as the
+    // chip backend's, naming the rule, not as a bare schedule error about a loop the user never
+    // wrote.
+    Input A(Int(32), {6, 16}, "A");
+    Var i("i"), j("j"), v("v");
+    Func sum("sum"), out("out");
+    sum(i, j) = A(i, j) + A(i, min(j + 1, 15)); // a stencil: the loop nest compiles it
+    out(i, j) = max(sum(i, j), 0);
+    sum.compute_at(out, i).reorder(j, i).fuse(j, i, v).unroll(v, 3, TailStrategy::GuardWithIf);
+    out.unroll(i, 3).vectorize(j, 4, TailStrategy::ShiftInwards);
+    for (const char *chip : {"tsp-mini", "npu-edge"}) {
+        const std::string msg = compile_error(Pipeline(out), {6, 16}, chip);
+        EXPECT_EQ(msg.rfind("chip backend", 0), 0u) << chip << ": " << msg;
+        EXPECT_NE(msg.find("default vector rule"), std::string::npos) << chip << ": " << msg;
+    }
+}
+
 TEST(ChipErrors, NotAChipTarget) {
     Input A(Int(8), {32, 32}, "A"), B(Int(8), {32, 32}, "B");
     Func C = ops::matmul(A, B);
