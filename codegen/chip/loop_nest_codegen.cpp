@@ -2138,16 +2138,16 @@ private:
                 }
             dims[size_t(plan.on_chip.layout.lane)] = int(chip.size());
             chip.push_back(plan.on_chip.layout.chunks * L_);
-            // bf16 in DRAM, where every reader rounds to it (packed) or some do (a copy): only a
-            // dynamically issued chip's VXM packs rows on their way to DRAM.
-            const bool dram = t_.issue == chipsim::IssueKind::Dynamic && t_.dram.bytes > 0 && plan.dtype == DType::FP32 && b.type.is_float();
+            // bf16 off chip, where every reader rounds to it (packed: half the bytes cross DRAM
+            // or the host link) or some do (a copy beside it in DRAM, for linked programs).
+            const bool packable = plan.dtype == DType::FP32 && b.type.is_float();
             auto asked = [&](const std::map<std::string, DType> &requests) {
                 auto it = requests.find(b.name);
-                return dram && it != requests.end() && it->second == DType::BF16;
+                return packable && it != requests.end() && it->second == DType::BF16;
             };
             plan.packed = asked(layouts_.output_dtype);
             declare(cp_, plan.tensor, b.name, plan.packed ? DType::BF16 : plan.dtype, chip, shape, dims, {}, true);
-            if (!plan.packed && asked(layouts_.copy_dtype)) {
+            if (!plan.packed && t_.dram.bytes > 0 && asked(layouts_.copy_dtype)) {
                 plan.copy_tensor = plan.tensor + "b";
                 declare_copy(cp_, cp_.tensors.back(), plan.copy_tensor, DType::BF16);
             }

@@ -126,8 +126,11 @@ bool is_output(const std::vector<std::string> &outputs, const std::string &value
 std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs,
                                                  const Target &target, bool no_slower, int &slower) {
     std::vector<ChipLayoutRequests> taken(kernels.size());
-    // Only a chip with DRAM links kernels (link_chip_model).
-    if (kernels.empty() || kernels.front().program.target.dram.bytes == 0) return taken;
+    if (kernels.empty()) return taken;
+    // Only a chip with DRAM links kernels (link_chip_model), so only there does a reader find a
+    // value in its writer's layout; elsewhere (tsp-mini) every value crosses the host link
+    // between kernels, and a narrower store halves what crosses.
+    const bool linked = kernels.front().program.target.dram.bytes > 0;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
     std::map<std::string, size_t> writer;
     for (size_t i = 0; i < kernels.size(); ++i)
@@ -141,7 +144,7 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
         ChipLayoutRequests orders, narrow;
         for (const ChipTensorMap &m : k.program.tensors) {
             auto w = written.find(m.source);
-            if (m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
+            if (!linked || m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
             // The writer's order of the value's dimensions in chip memory, outermost first (one
             // of extent 1 that it leaves out of chip memory first: anywhere would do).
             const std::vector<int> &chip_dim = w->second;

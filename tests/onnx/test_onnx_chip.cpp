@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -370,6 +372,38 @@ TEST(ModelLinkedOnChip, TspMiniHasNoDramSoEveryKernelIsAProgramOfItsOwn) {
         EXPECT_EQ(p.programs[k].kernels, std::vector<size_t>{k});
         EXPECT_TRUE(p.programs[k].buffers.empty());
     }
+}
+
+// tsp-mini has no DRAM: every value crosses the host link out of its kernel and back into the
+// next. A kernel whose every reader rounds its value to bf16 for the MXM (BERT's head splits,
+// its context) is asked to store bf16 there too, halving what crosses out; it is kept only where
+// that kernel is no slower end to end (cycles + host I/O). The values the readers get are the
+// ones they got before (the host rounded them the same way), so no output changes.
+TEST(ModelOnChip, OnTspMiniAValueEveryReaderRoundsToBf16CrossesTheLinkAsBf16) {
+    const onnx::Model m = import_model("bert_layer");
+    const Bindings bindings = m.bindings(model_inputs(m, "bert_layer"));
+    const Target tsp = Target::named("tsp-mini");
+    const ChipModelProgram agreed = compile_model_for_chip(m.pipeline, m.values, tsp);
+    const ChipModelProgram as_is = compile_model_for_chip(m.pipeline, m.values, tsp, {.link = false});
+    ASSERT_EQ(agreed.kernels.size(), as_is.kernels.size());
+    std::map<std::string, std::set<chipsim::DType>> read_as;
+    for (const ChipModelKernel &k : agreed.kernels)
+        for (const ChipTensorMap &mp : k.program.tensors)
+            if (!mp.is_output && mp.constant.empty()) read_as[mp.source].insert(k.program.program.tensor(mp.tensor)->dtype);
+    const ChipModelResult r = run_model_on_chip(agreed, bindings), before = run_model_on_chip(as_is, bindings);
+    int narrowed = 0;
+    for (size_t k = 0; k < agreed.kernels.size(); ++k) {
+        const ChipModelKernel &now = agreed.kernels[k];
+        if (stored_dtype(now) != chipsim::DType::BF16 || stored_dtype(as_is.kernels[k]) != chipsim::DType::FP32) continue;
+        ++narrowed;
+        EXPECT_EQ(read_as[now.head], std::set{chipsim::DType::BF16}) << now.label << ": every reader rounds it to bf16";
+        EXPECT_EQ(std::count(agreed.outputs.begin(), agreed.outputs.end(), now.head), 0) << now.label << " is no model output";
+        EXPECT_LE(r.kernels[k].report.total_cycles, before.kernels[k].report.total_cycles) << now.label;
+        EXPECT_LT(r.kernels[k].report.bytes.at("HOST"), before.kernels[k].report.bytes.at("HOST")) << now.label;
+    }
+    EXPECT_GE(narrowed, 1);
+    for (size_t o = 0; o < r.outputs.size(); ++o) EXPECT_EQ(within(r.outputs[o], before.outputs[o], 0), "") << "no value changes";
+    EXPECT_LT(r.cycles + r.host_io_cycles, before.cycles + before.host_io_cycles);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, ModelOnChip,
