@@ -94,6 +94,13 @@ public:
     /// sxm.shift.<dtype> dst, src, #by: each row's lanes moved up by `by` lanes.
     void shift(chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src, int64_t by,
                const std::string &what);
+    /// The sources of the last instruction emitted (in the current wave piece) when it is an
+    /// fp32 → fp32 `vxm` that writes exactly `dst`; nullopt otherwise.
+    std::optional<std::vector<chipsim::TileRef>> last_vxm_writing(const chipsim::TileRef &dst) const;
+    /// Makes that instruction (last_vxm_writing(dst) must have found it) write its result as
+    /// `out` into `packed` instead, which has dst's rows over (4 / out bytes): a narrowing VXM
+    /// packs its rows at the cost of the plain one, so a value stored narrower needs no cast.
+    void pack_last_vxm(const chipsim::TileRef &dst, const chipsim::TileRef &packed, chipsim::DType out);
     /// mem.copy dst, src (on chip, through a stream).
     void copy(const chipsim::TileRef &dst, const chipsim::TileRef &src, const std::string &what);
     /// Appends an instruction built elsewhere (MXM, SXM transposes).
