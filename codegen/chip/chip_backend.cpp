@@ -241,7 +241,7 @@ std::optional<chipsim::DType> packed_output(const GemmKernel &kernel, const Chip
     const std::map<std::string, chipsim::DType> &requests = copy ? layouts.copy_dtype : layouts.output_dtype;
     const auto asked = requests.find(output);
     if (asked == requests.end() || asked->second == kernel.epilogue.out_dtype ||
-        !internal::chip::npu_packs_output(kernel, asked->second, t, copy))
+        !internal::chip::gemm_packs_output(kernel, asked->second, t, copy))
         return std::nullopt;
     return asked->second;
 }

@@ -360,6 +360,13 @@ struct Emitter {
 /// needed: the next wave's B, then (at the end of a band) the next band's A into the regions
 /// the band frees, in the order they free, then the previous wave's results, then the next
 /// band's A into regions no band uses.
+/// What a kernel's summary says about C stored packed ("" when it is not).
+std::string packed_summary(const GemmKernel &kk) {
+    if (!kk.packed_out) return "";
+    return std::string("; C stored as ") + chipsim::dtype_name(*kk.packed_out) + ", packed by the " +
+           (kk.epilogue.empty() ? "drain" : "epilogue's last step");
+}
+
 std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const StreamedGemmPlan &plan, std::string &summary) {
     s.rows = plan.rows;
     const GemmKernel &kk = e.kk;
@@ -441,10 +448,14 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
         v.inner_bytes = e.nu * e.es;
         e.load(prefix(plan.b_buffers[size_t(wv.b_buffer)], cols * KB * e.ku), v, "B columns");
     };
+    // Rows of a stored C tile per accumulator row (fewer when C is stored packed), and the bytes
+    // of C's elements.
+    const int64_t srpa = kk.packed_out ? e.model.drain_rows_per_acc_row(kk.acc_dtype, *kk.packed_out) : e.rpa;
+    const int64_t cb = kk.packed_out ? chipsim::dtype_bytes(*kk.packed_out) : 4;
     auto c_tile = [&](size_t w, int64_t c, int64_t i) { // chunk c's results are consecutive, for one store
         TileRef tr = plan.c_buffers[w % plan.c_buffers.size()];
-        tr.base += (c * cols_of(waves[w]) * R + i * rows_of(waves[w].band * bm + c)) * e.rpa;
-        tr.count = rows_of(waves[w].band * bm + c) * e.rpa;
+        tr.base += (c * cols_of(waves[w]) * R + i * rows_of(waves[w].band * bm + c)) * srpa;
+        tr.count = rows_of(waves[w].band * bm + c) * srpa;
         return tr;
     };
     // A fused epilogue's tiles: slot `index` of one of the plan's epilogue regions.
@@ -477,12 +488,12 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
             const int64_t rows = rows_of(first + c);
             OffchipView v;
             v.tensor = "C";
-            v.offset = ((wv.g * kk.m + (first + c) * R) * kk.n + wv.cols * wc * e.nu) * 4;
-            v.outer = {{cols, e.nu * 4}, {rows, kk.n * 4}};
-            if (whole && chunks > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{chunks, R * kk.n * 4});
-            v.inner_bytes = e.nu * 4;
+            v.offset = ((wv.g * kk.m + (first + c) * R) * kk.n + wv.cols * wc * e.nu) * cb;
+            v.outer = {{cols, e.nu * cb}, {rows, kk.n * cb}};
+            if (whole && chunks > 1) v.outer.insert(v.outer.begin(), chipsim::ViewDim{chunks, R * kk.n * cb});
+            v.inner_bytes = e.nu * cb;
             TileRef tr = c_tile(w, c, 0);
-            tr.count = (whole ? chunks : 1) * cols * rows * e.rpa;
+            tr.count = (whole ? chunks : 1) * cols * rows * srpa;
             e.store(v, tr, "C tiles");
         }
     };
@@ -571,15 +582,19 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
     summary += "tsp-mini matmul: " + std::to_string(MC * NB * kk.groups) + " jobs of " + std::to_string(R) + "x" +
                std::to_string(e.nu) + " over " + std::to_string(t.mxm.count) + " MXM planes, " + std::to_string(KB) +
                " K blocks of " + std::to_string(e.ku) + "; A and B streamed on a plan: " + plan.describe() +
-               "; accumulators double-buffered" + (ep.empty() ? std::string() : "; VXM epilogue: " + ep.description) + "\n";
+               "; accumulators double-buffered" + (ep.empty() ? std::string() : "; VXM epilogue: " + ep.description) + packed_summary(kk) + "\n";
     return std::move(e.ops);
 }
 
 std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
     Emitter e(kk, model);
     const chipsim::Target &t = model.target();
-    if (kk.packed_out || kk.copy_out)
-        throw Error("chip backend: internal: " + t.name + "'s kernels do not store C packed or a packed copy (npu_packs_output)");
+    if ((kk.packed_out && !gemm_packs_output(kk, *kk.packed_out, t, false)) || kk.copy_out)
+        throw Error("chip backend: internal: " + t.name + "'s kernels cannot store C packed as asked, nor a packed copy (gemm_packs_output)");
+    // Rows of a stored C tile per accumulator row: fewer when C is stored packed (the drain or
+    // the epilogue's last step packs), and the bytes of C's elements.
+    const int64_t stored_rpa = kk.packed_out ? model.drain_rows_per_acc_row(kk.acc_dtype, *kk.packed_out) : e.rpa;
+    const int c_bytes = kk.packed_out ? chipsim::dtype_bytes(*kk.packed_out) : 4;
     const chipsim::MemoryDesc *acc_mem = nullptr;
     for (auto &m : t.memories)
         if (m.accumulator) acc_mem = &m;
@@ -909,6 +924,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                                      "an output tile");
             }
             if (!st) throw Error("chip backend: no room in MEM for an output tile of " + std::to_string(rows * e.rpa) + " rows");
+            if (kk.epilogue.empty()) st->count = rows * stored_rpa; // the drain packs
             e.drain(j.plane, *st, accs[x - w], ap, drain_streams(x));
             std::vector<TileRef> temps{*st};
             TileRef result = e.epilogue(*st, et[x - w], rows * e.rpa,
@@ -928,7 +944,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                                             return *tr;
                                         },
                                         temps, ap);
-            pending.push_back({e.out_view("C", {true, true, true}, j.g, j.mc * R, rows, j.nb * e.nu), result, temps});
+            pending.push_back({e.out_view("C", {true, true, true}, j.g, j.mc * R, rows, j.nb * e.nu, c_bytes), result, temps});
         }
         // A wave's stores go out after the next wave's drains: a store holds the read port of
         // every slice its tile spans, and placed first it made the next drains wait for it.
@@ -943,7 +959,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
                (preload ? "A and B preloaded into MEM" : partial ? "A and B streamed per wave (the first tiles preloaded)" : "A and B streamed per wave") + "; accumulators " +
                (acc_db ? "double-buffered" : "single-buffered") +
-               (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + "\n";
+               (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) + packed_summary(kk) + "\n";
     return std::move(e.ops);
 }
 
@@ -1064,7 +1080,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     const bool acc_db = kk.double_buffer && 2 * TM * nbt <= acc_total;
     const int64_t KB = kk.k / e.ku, NB = kk.n / e.nu, MT = (kk.m + TM - 1) / TM, NT = (NB + nbt - 1) / nbt;
     const int64_t ops_n = int64_t(kk.epilogue.operands.size());
-    if ((kk.packed_out && !npu_packs_output(kk, *kk.packed_out, t, false)) || (kk.copy_out && !npu_packs_output(kk, *kk.copy_out, t, true)) ||
+    if ((kk.packed_out && !gemm_packs_output(kk, *kk.packed_out, t, false)) || (kk.copy_out && !gemm_packs_output(kk, *kk.copy_out, t, true)) ||
         (kk.packed_out && kk.copy_out))
         throw Error("chip backend: internal: this kernel cannot store C packed or a packed copy as asked");
     // Rows of the drained tile per accumulator row (fewer when an empty epilogue's drain packs),
@@ -1358,9 +1374,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                      : std::string()) +
                ", loads prefetched in step order; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
                (kk.epilogue.empty() ? std::string() : "; VXM epilogue: " + kk.epilogue.description) +
-               (kk.packed_out ? std::string("; C stored as ") + chipsim::dtype_name(*kk.packed_out) + ", packed by the " +
-                                    (kk.epilogue.empty() ? "drain" : "epilogue's last step")
-                              : std::string()) +
+               packed_summary(kk) +
                (kk.copy_out ? std::string("; a ") + chipsim::dtype_name(*kk.copy_out) + " copy of C stored to DRAM too" : std::string()) +
                "\n";
     return std::move(e.ops);
@@ -1380,15 +1394,15 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
     return {tm, std::min(n_up, tiles < 4 && band_fits ? std::min(wide, narrow) : std::max(wide, narrow))};
 }
 
-bool npu_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t, bool copy) {
+bool gemm_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t, bool copy) {
     const VectorProgram &ep = kernel.epilogue;
     // Packing halves the rows only when a bf16 accumulator row is whole vector rows (npu-edge:
     // 32 columns, one 64-byte row; fp32, two).
     const int64_t bf16_row_bytes = kernel.acc_dtype == chipsim::DType::FP32 ? t.mxm_shape(kernel.in_dtype).n * 2 : 0;
-    const bool narrows = t.issue == chipsim::IssueKind::Dynamic && dtype == chipsim::DType::BF16 &&
+    const bool narrows = dtype == chipsim::DType::BF16 &&
                          kernel.acc_dtype == chipsim::DType::FP32 && ep.out_dtype == chipsim::DType::FP32 && bf16_row_bytes > 0 &&
                          bf16_row_bytes % t.vector_bytes == 0;
-    if (copy) return narrows && t.dram.bytes > 0 && kernel.tensor_suffix.empty();
+    if (copy) return narrows && t.issue == chipsim::IssueKind::Dynamic && t.dram.bytes > 0 && kernel.tensor_suffix.empty();
     return narrows && (ep.empty() || ep.steps.back().dst == ep.result);
 }
 

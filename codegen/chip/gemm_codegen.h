@@ -63,10 +63,10 @@ struct GemmKernel {
     std::string tensor_suffix;
     /// For each epilogue operand: which of (g, m, n) its chip tensor has.
     std::vector<std::array<bool, 3>> operand_dims;
-    /// C's dtype in DRAM when narrower than the epilogue's result (set where npu_packs_output
+    /// C's dtype in DRAM when narrower than the epilogue's result (set where gemm_packs_output
     /// allows): bf16 rows packed by the drain, or by the epilogue's last VXM step.
     std::optional<chipsim::DType> packed_out;
-    /// A second store of C in this dtype, to program tensor "Cb" (set where npu_packs_output
+    /// A second store of C in this dtype, to program tensor "Cb" (set where gemm_packs_output
     /// allows; never with packed_out): one more VXM step packs the result's rows.
     std::optional<chipsim::DType> copy_out;
     /// The dtype C is stored in.
@@ -91,12 +91,13 @@ std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, ch
 bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t);
 
 /// Whether the kernel can store C as `dtype` instead of its epilogue's result dtype (`copy`:
-/// store a copy of C in `dtype` beside it): bf16 for an fp32 result on a dynamically issued
-/// chip (emit_npu), where the fp32 drain would otherwise cross DRAM at twice the bytes its bf16
-/// readers take. The drain packs an empty epilogue's rows (mxm.drain.fp32.bf16); otherwise the
-/// epilogue's last step packs two result rows into one (vxm_rows_packed), so it must compute
-/// the result. A copy is packed by a cast of its own, into the chip's DRAM (one kernel a conv).
-bool npu_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t, bool copy);
+/// store a copy of C in `dtype` beside it): bf16 for an fp32 result whose bf16 accumulator rows
+/// are whole vector rows (npu-edge, tsp-mini), where the fp32 result would otherwise cross DRAM
+/// or the host link at twice the bytes its bf16 readers take. The drain packs an empty
+/// epilogue's rows (mxm.drain.fp32.bf16); otherwise the epilogue's last step packs two result
+/// rows into one (vxm_rows_packed), so it must compute the result. A copy is packed by a cast of
+/// its own, into the chip's DRAM (emit_npu only; one kernel a conv).
+bool gemm_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t, bool copy);
 
 /// chip_blocks_per_row_values (chip_backend.h): 1, and 2 where npu_packs_operand_rows can.
 std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
