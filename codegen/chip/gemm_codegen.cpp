@@ -161,6 +161,8 @@ struct Emitter {
     int es = 1;                  ///< Input element bytes.
     int64_t ku = 0, nu = 0;      ///< MXM shape.
     int rpa = 1;                 ///< Drained rows per accumulator row.
+    int64_t stored_rpa = 1;      ///< Rows of a stored C tile per accumulator row (fewer when C is stored packed).
+    int c_bytes = 4;             ///< Bytes of C's elements as stored.
     int64_t vl = 0;              ///< Vector bytes.
 
     Emitter(const GemmKernel &k, const chipsim::TimingModel &m) : kk(k), model(m), t(m.target()), alloc(m.target()) {
@@ -169,6 +171,8 @@ struct Emitter {
         ku = shape.k;
         nu = shape.n;
         rpa = model.drain_rows_per_acc_row(kk.acc_dtype, kk.acc_dtype);
+        stored_rpa = kk.packed_out ? model.drain_rows_per_acc_row(kk.acc_dtype, *kk.packed_out) : rpa;
+        if (kk.packed_out) c_bytes = chipsim::dtype_bytes(*kk.packed_out);
         vl = t.vector_bytes;
     }
 
@@ -355,11 +359,6 @@ struct Emitter {
 // ---------------------------------------------------------------------------------------------
 // tsp-mini
 
-/// A streamed kernel on its plan (stream_plan.h): the first band of A and the first B of each
-/// buffer load before the kernel; during it, each wave's link work is issued in the order it is
-/// needed: the next wave's B, then (at the end of a band) the next band's A into the regions
-/// the band frees, in the order they free, then the previous wave's results, then the next
-/// band's A into regions no band uses.
 /// What a kernel's summary says about C stored packed ("" when it is not).
 std::string packed_summary(const GemmKernel &kk) {
     if (!kk.packed_out) return "";
@@ -367,6 +366,11 @@ std::string packed_summary(const GemmKernel &kk) {
            (kk.epilogue.empty() ? "drain" : "epilogue's last step");
 }
 
+/// A streamed kernel on its plan (stream_plan.h): the first band of A and the first B of each
+/// buffer load before the kernel; during it, each wave's link work is issued in the order it is
+/// needed: the next wave's B, then (at the end of a band) the next band's A into the regions
+/// the band frees, in the order they free, then the previous wave's results, then the next
+/// band's A into regions no band uses.
 std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const StreamedGemmPlan &plan, std::string &summary) {
     s.rows = plan.rows;
     const GemmKernel &kk = e.kk;
@@ -448,10 +452,7 @@ std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const Str
         v.inner_bytes = e.nu * e.es;
         e.load(prefix(plan.b_buffers[size_t(wv.b_buffer)], cols * KB * e.ku), v, "B columns");
     };
-    // Rows of a stored C tile per accumulator row (fewer when C is stored packed), and the bytes
-    // of C's elements.
-    const int64_t srpa = kk.packed_out ? e.model.drain_rows_per_acc_row(kk.acc_dtype, *kk.packed_out) : e.rpa;
-    const int64_t cb = kk.packed_out ? chipsim::dtype_bytes(*kk.packed_out) : 4;
+    const int64_t srpa = e.stored_rpa, cb = e.c_bytes;
     auto c_tile = [&](size_t w, int64_t c, int64_t i) { // chunk c's results are consecutive, for one store
         TileRef tr = plan.c_buffers[w % plan.c_buffers.size()];
         tr.base += (c * cols_of(waves[w]) * R + i * rows_of(waves[w].band * bm + c)) * srpa;
@@ -591,10 +592,6 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     const chipsim::Target &t = model.target();
     if ((kk.packed_out && !gemm_packs_output(kk, *kk.packed_out, t, false)) || kk.copy_out)
         throw Error("chip backend: internal: " + t.name + "'s kernels cannot store C packed as asked, nor a packed copy (gemm_packs_output)");
-    // Rows of a stored C tile per accumulator row: fewer when C is stored packed (the drain or
-    // the epilogue's last step packs), and the bytes of C's elements.
-    const int64_t stored_rpa = kk.packed_out ? model.drain_rows_per_acc_row(kk.acc_dtype, *kk.packed_out) : e.rpa;
-    const int c_bytes = kk.packed_out ? chipsim::dtype_bytes(*kk.packed_out) : 4;
     const chipsim::MemoryDesc *acc_mem = nullptr;
     for (auto &m : t.memories)
         if (m.accumulator) acc_mem = &m;
@@ -924,7 +921,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                                      "an output tile");
             }
             if (!st) throw Error("chip backend: no room in MEM for an output tile of " + std::to_string(rows * e.rpa) + " rows");
-            if (kk.epilogue.empty()) st->count = rows * stored_rpa; // the drain packs
+            if (kk.epilogue.empty()) st->count = rows * e.stored_rpa; // the drain packs
             e.drain(j.plane, *st, accs[x - w], ap, drain_streams(x));
             std::vector<TileRef> temps{*st};
             TileRef result = e.epilogue(*st, et[x - w], rows * e.rpa,
@@ -944,7 +941,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                                             return *tr;
                                         },
                                         temps, ap);
-            pending.push_back({e.out_view("C", {true, true, true}, j.g, j.mc * R, rows, j.nb * e.nu, c_bytes), result, temps});
+            pending.push_back({e.out_view("C", {true, true, true}, j.g, j.mc * R, rows, j.nb * e.nu, e.c_bytes), result, temps});
         }
         // A wave's stores go out after the next wave's drains: a store holds the read port of
         // every slice its tile spans, and placed first it made the next drains wait for it.
@@ -1359,7 +1356,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                 e.emit(in, "C copy");
             }
             prefetch(time + sub - 1);
-            e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu, kk.packed_out ? chipsim::dtype_bytes(*kk.packed_out) : 4),
+            e.store(e.out_view("C", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu, e.c_bytes),
                     result, "C tile");
             if (copy)
                 e.store(e.out_view("Cb", {true, true, true}, j.g, j.mt * TM, rows, nb * e.nu, chipsim::dtype_bytes(*kk.copy_out)), *copy,

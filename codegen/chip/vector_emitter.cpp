@@ -194,10 +194,15 @@ void VectorEmitter::vxm(VxmOp op, DType in_t, DType out_t, const TileRef &dst, c
     emit(in, what);
 }
 
+const std::vector<ChipOp> *VectorEmitter::current_piece() const {
+    if (!in_wave_) return &ops_;
+    return size_t(lane_) < wave_ops_.size() ? &wave_ops_[size_t(lane_)] : nullptr;
+}
+
 std::optional<std::vector<TileRef>> VectorEmitter::last_vxm_writing(const TileRef &dst) const {
-    const std::vector<ChipOp> &ops = in_wave_ ? (size_t(lane_) < wave_ops_.size() ? wave_ops_[size_t(lane_)] : ops_) : ops_;
-    if (ops.empty()) return std::nullopt;
-    const Instruction &in = ops.back().in;
+    const std::vector<ChipOp> *ops = current_piece();
+    if (!ops || ops->empty()) return std::nullopt;
+    const Instruction &in = ops->back().in;
     if (in.op != Opcode::Vxm || in.dtype != DType::FP32 || in.out_dtype != DType::FP32 || in.tiles.empty() || !(in.tiles[0] == dst))
         return std::nullopt;
     return std::vector<TileRef>(in.tiles.begin() + 1, in.tiles.end());
@@ -205,12 +210,11 @@ std::optional<std::vector<TileRef>> VectorEmitter::last_vxm_writing(const TileRe
 
 void VectorEmitter::pack_last_vxm(const TileRef &dst, const TileRef &packed, DType out) {
     if (!last_vxm_writing(dst)) throw Error("chip backend: internal: no vxm writing the tile to pack");
-    std::vector<ChipOp> &ops = in_wave_ && size_t(lane_) < wave_ops_.size() ? wave_ops_[size_t(lane_)] : ops_;
-    Instruction &in = ops.back().in;
-    in.tiles[0] = packed;
-    in.out_dtype = out;
-    in.has_out_dtype = true;
-    ops.back().what += " (packed to " + std::string(chipsim::dtype_name(out)) + ")";
+    ChipOp &op = const_cast<std::vector<ChipOp> *>(current_piece())->back(); // this emitter's own ops
+    op.in.tiles[0] = packed;
+    op.in.out_dtype = out;
+    op.in.has_out_dtype = true;
+    op.what += " (packed to " + std::string(chipsim::dtype_name(out)) + ")";
 }
 
 void VectorEmitter::reduce_rows(VxmOp kind, DType dtype, const TileRef &dst, const TileRef &src, const std::string &what) {

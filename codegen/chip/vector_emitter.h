@@ -123,6 +123,9 @@ private:
     /// Whether an instruction reading `a` and `b` (or reading one and writing the other on the
     /// same bank) would use one slice's port twice.
     void check_sources(const std::vector<chipsim::TileRef> &srcs, const std::string &what) const;
+    /// Where the next instruction goes: the program, or the current wave piece (null when that
+    /// piece has none yet).
+    const std::vector<ChipOp> *current_piece() const;
 
     const chipsim::TimingModel &model_;
     BankAllocator alloc_;
