@@ -7,7 +7,9 @@
 // vxm.reduce.rows over them — in time, as the VXM streams — with no lane shuffling at all; the
 // per-row result (max, sum, mean, 1/σ) is one vector row, read back as a broadcast operand
 // (row stride 0). Everything on chip is fp32 (bf16 inputs widen exactly on the host; a bf16
-// result is rounded once, by a cast on the VXM, as the reference rounds it).
+// result is rounded once, by a cast on the VXM, as the reference rounds it). Asked for y in
+// bf16 (ChipLayoutRequests::output_dtype: every reader rounds it so), the op that computes a
+// block's result packs columns 2k and 2k+1 into vector row k, and the store halves.
 //
 // softmax per block:  m = max_r X;  E = exp(X - m);  s = Σ_r E;  Y = E / s
 // layernorm per block: μ = Σ_r X / C;  D = X - μ;  v = Σ_r D·D / C;  Y = D · rsqrt(v + ε) [· γ] [+ β]
@@ -85,12 +87,16 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
     if (has_gamma) declare(cp, "G", op.layernorm->gamma->name(), DType::FP32, {C}, {C}, {0}, {}, false);
     if (has_beta) declare(cp, "B", op.layernorm->beta->name(), DType::FP32, {C}, {C}, {0}, {}, false);
     const bool bf16_out = rounds_to_bf16(x.type());
-    // y in bf16 (every reader rounds it so), or a bf16 copy beside it: packed row by row.
+    // y in bf16 (every reader rounds it so), or a bf16 copy beside it (for linked readers, so
+    // row-major only): row-major, packed row by row; in the chip's own layout, where a vector
+    // row is one column of a block's rows, columns two by two.
     auto asked_bf16 = [&](const std::map<std::string, DType> &requests) {
         const auto it = requests.find(cp.outputs.at(0));
-        return row_major && !bf16_out && t.dram.bytes > 0 && it != requests.end() && it->second == DType::BF16 && C % (2 * kLanes) == 0;
+        return !bf16_out && it != requests.end() && it->second == DType::BF16;
     };
-    const bool narrow = asked_bf16(layouts.output_dtype), copy = !narrow && asked_bf16(layouts.copy_dtype);
+    const bool row_major_packs = row_major && t.dram.bytes > 0 && C % (2 * kLanes) == 0;
+    const bool narrow = asked_bf16(layouts.output_dtype) && (row_major ? row_major_packs : C % 2 == 0);
+    const bool copy = !narrow && row_major_packs && asked_bf16(layouts.copy_dtype);
     declare(cp, "Y", cp.outputs.at(0), narrow ? DType::BF16 : DType::FP32, chip, shape, dims, {}, true);
     if (copy) declare_copy(cp, cp.tensors.back(), "Yb", DType::BF16);
 
@@ -210,8 +216,19 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             emit_sxm_transpose(e, f32, rows, Y, "rows of a block");
             Y = rows;
         }
-        if (!narrow) e.store(block_view("Y", b), Y, "result block");
-        if (narrow || copy) { // row r's chunks, two by two, into bf16 rows r·C/32 ..
+        if (narrow && !row_major) { // columns 2k and 2k+1 of the block's rows in bf16 row k
+            // Packed by the op that computed Y (a narrowing op costs what the plain one does),
+            // else by a cast; column c goes to Y[c, the block's rows] at 2 bytes an element.
+            const auto producer = e.last_vxm_writing(Y);
+            const std::vector<TileRef> sources = producer && !producer->empty() ? *producer : std::vector<TileRef>{Y};
+            const TileRef packed = block.fresh(C / 2, sources, VectorEmitter::other_side(sources.front()), "a block's result in bf16");
+            if (producer) e.pack_last_vxm(Y, packed, DType::BF16);
+            else e.vxm(VxmOp::Cast, f32, DType::BF16, packed, {Y}, std::nullopt, {}, "result rounded to bf16");
+            e.store(strided_rows("Y", b * kLanes * 2, C, P * 2, kLanes * 2), packed, "result block (bf16)");
+        } else if (!narrow) {
+            e.store(block_view("Y", b), Y, "result block");
+        }
+        if (row_major && (narrow || copy)) { // row r's chunks, two by two, into bf16 rows r·C/32 ..
             const int64_t per_row = C / (2 * kLanes);
             const TileRef packed = block.fresh(C / 2, {Y}, VectorEmitter::other_side(Y), "a block's result rows in bf16");
             for (int64_t r = 0; r < kLanes; ++r)

@@ -127,6 +127,43 @@ TEST(ChipRowwise, RowsReadInTheirOwnOrderTurnOnTheSxm) {
         }
 }
 
+// Asked for y in bf16 (every reader rounds it so) in the chip's own layout, where a vector row
+// is one column of a block's rows: the op that computes the block's result packs columns two by
+// two (no cast of its own), y is stored as bf16 on both chips, every value is the plain
+// program's rounded, and fewer bytes leave the chip (tsp-mini's host link, npu-edge's DRAM).
+// An odd column count cannot pair its columns: y stays fp32.
+TEST(ChipRowwise, YAskedInBf16IsPackedByTheOpThatComputesIt) {
+    for (const std::vector<int64_t> &shape : {std::vector<int64_t>{37, 100}, std::vector<int64_t>{2, 5, 34}, std::vector<int64_t>{16, 33}})
+        for (bool softmax : {true, false})
+            for (const char *chip : {"tsp-mini", "npu-edge"}) {
+                const int64_t cols = shape.back();
+                Input X(Float(32), test::extents(shape), "X"), G(Float(32), {int(cols)}, "gamma"), B(Float(32), {int(cols)}, "beta");
+                const Pipeline p(softmax ? ops::softmax(X).func() : ops::layernorm(X, G, B).func());
+                const std::string out = p.outputs()[0].name();
+                SCOPED_TRACE(out + " " + std::to_string(cols) + " columns on " + chip);
+                Bindings bind{{X, test::random_buffer(Float(32), shape, 41)}};
+                if (!softmax) bind.insert(bind.end(), {{G, test::random_buffer(Float(32), {cols}, 42)}, {B, test::random_buffer(Float(32), {cols}, 43)}});
+                ChipLayoutRequests ask;
+                ask.output_dtype[out] = chipsim::DType::BF16;
+                const ChipProgram plain = compile_for_chip(p, Target::named(chip), {shape});
+                const ChipProgram asked = compile_for_chip(p, Target::named(chip), {shape}, {}, ask);
+                if (cols % 2 != 0) {
+                    EXPECT_EQ(asked.assembly, plain.assembly);
+                    continue;
+                }
+                ASSERT_EQ(test::stored_dtype(asked, out), chipsim::DType::BF16) << asked.summary;
+                EXPECT_EQ(asked.program.instructions.size(), plain.program.instructions.size()) << "packed by the result's own op";
+                EXPECT_NE(asked.assembly.find(softmax ? "vxm.div.fp32.bf16" : "vxm.add.fp32.bf16"), std::string::npos);
+                const ChipResult r = run_on_chip(plain, bind), q = run_on_chip(asked, bind);
+                const Buffer<> ref = p.realize({shape}, bind, Target::reference()).at(0);
+                EXPECT_TRUE(compare(r.outputs.at(0), ref, tolerance_for(Float(32), cols)).equal);
+                test::expect_rounded_to_bf16(q.outputs.at(0), r.outputs.at(0));
+                const std::string off_chip = std::string(chip) == "tsp-mini" ? "HOST" : "DRAM";
+                EXPECT_LT(q.report.bytes.at(off_chip), r.report.bytes.at(off_chip));
+                EXPECT_LT(q.report.total_cycles, r.report.total_cycles);
+            }
+}
+
 TEST(ChipRowwiseErrors, SoftmaxOverAnotherAxis) {
     Input X(Float(32), {8, 16}, "X");
     expect_chip_error(Pipeline(ops::softmax(X, 0)), {8, 16}, "last axis");
