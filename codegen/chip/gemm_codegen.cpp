@@ -1050,7 +1050,47 @@ struct SlotPlan {
     }
 };
 
-std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
+/// npu-edge conv: the padded image rows one output tile's windows read (a band), brought into
+/// the scratchpad once. Every tap's window is then rows of the band, so the image crosses DRAM
+/// about once (a band's extra rows are the kernel's height less the stride), where loading each
+/// tap's window moved it once a tap. Pixel p's K block b is scratchpad row
+/// p * rows_per_pixel + b / blocks_per_row of the band, or of its shifted copy `half` rows
+/// further for an odd block two to a row (int8 packed: an sxm.shift brings it to the lanes the
+/// array reads, as for a matmul's packed rows).
+struct ImageBands {
+    int64_t blocks_per_row = 1, rows_per_pixel = 1;
+    int64_t image_rows = 0; ///< Padded image rows of a full band.
+    int64_t rows = 0;       ///< Scratchpad rows of one band buffer (its shifted copy included).
+    int buffers = 1;        ///< Two where the tiles read several bands: the next loads as one runs.
+};
+
+/// The bands of a conv's image for output tiles of `tm` rows, or none where a pixel's K blocks
+/// do not fall on whole rows (the kernel then loads each tap's window).
+std::optional<ImageBands> image_bands(const GemmKernel &kk, const Emitter &e, int64_t tm, bool pack, int64_t row_bytes,
+                                      int64_t spad_rows, int64_t bands_read) {
+    if (!kk.conv) return std::nullopt;
+    const auto &c = *kk.conv;
+    const int64_t block_bytes = e.ku * e.es, pixel_bytes = c.cp * e.es;
+    if (pixel_bytes % block_bytes != 0 || row_bytes % block_bytes != 0) return std::nullopt;
+    ImageBands b;
+    const int64_t blocks = pixel_bytes / block_bytes;
+    // Two blocks a row where the kernel packs rows and a pixel is whole rows; else one block a
+    // row, a block narrower than a row repeated to fill it (the array reads its first lanes).
+    b.blocks_per_row = pack && row_bytes == 2 * block_bytes && pixel_bytes % row_bytes == 0 ? 2 : 1;
+    b.rows_per_pixel = blocks / b.blocks_per_row;
+    b.image_rows = std::min(c.hp, (tm / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
+    b.rows = b.image_rows * c.wp * blocks;
+    b.buffers = bands_read > 1 ? 2 : 1;
+    // At most half the scratchpad, the rest to B's slots and the results: a band of a wide 1x1
+    // conv's image (1024 channels of 14x14: three quarters of it) left B four slots and was
+    // slower than loading each window (88,098 cycles against 79,557).
+    if (2 * b.buffers * b.rows > spad_rows) return std::nullopt;
+    return b;
+}
+
+/// emit_npu with a conv's image read by bands (image_bands) where `bands_allowed`, else by each
+/// tap's window.
+std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary, bool bands_allowed) {
     Emitter e(kk, model);
     const chipsim::Target &t = model.target();
     const chipsim::MemoryDesc *acc_mem = nullptr, *spad = nullptr;
@@ -1089,13 +1129,18 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     // KGa K blocks and B in groups of KGb K blocks of the tile's nbt column blocks, each group
     // one DMA (every transfer pays the DMA setup and the DRAM latency on its engine once).
     const int64_t S = std::max(TM * e.rpa, e.ku * nbt);
-    const int64_t slots = spad->total_rows() / S;
-    int64_t KGa = kk.conv ? 1 : std::clamp<int64_t>(S / TM, 1, KB); // a conv view has no dimension to spare
-    int64_t KGb = std::clamp<int64_t>(S / (e.ku * nbt), 1, KB);
     // Packed operand rows (npu_packs_operand_rows): a DMA brings two K blocks of A (two column
     // blocks of B) in each scratchpad row, and an sxm.shift copies the second one into the
     // first lanes of another row, where the array reads it. A then travels in pairs of K blocks.
     const bool pack = npu_packs_operand_rows(kk, t);
+    // A conv's image by bands: their buffers sit at the scratchpad's end, the slots before them.
+    const std::optional<ImageBands> bands =
+        bands_allowed ? image_bands(kk, e, TM, pack, spad->row_bytes, spad->total_rows(), kk.groups * MT) : std::nullopt;
+    const int64_t band_rows = bands ? bands->buffers * bands->rows : 0;
+    if (band_rows >= spad->total_rows()) throw Error("chip backend: a conv's image band does not fit " + spad->name);
+    const int64_t slots = (spad->total_rows() - band_rows) / S;
+    int64_t KGa = kk.conv ? 1 : std::clamp<int64_t>(S / TM, 1, KB); // a conv view has no dimension to spare
+    int64_t KGb = std::clamp<int64_t>(S / (e.ku * nbt), 1, KB);
     const bool pack_a = pack && !kk.conv && KB % 2 == 0 && KGa >= 2;
     if (pack_a) KGa -= KGa % 2;
     const int64_t pair_bytes = 2 * e.ku * e.es;
@@ -1176,7 +1221,7 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     for (size_t x = 0; x < jobs.size(); ++x) {
         const Job &j = jobs[x];
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
-            needs.push_back({time, a_key(j, kb), Need::A, x, kb});
+            if (!bands) needs.push_back({time, a_key(j, kb), Need::A, x, kb});
             needs.push_back({time, b_key(j, kb), Need::B, x, kb});
         }
         const int64_t drained = time + blocks_of(j) * sub;
@@ -1297,6 +1342,48 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         }
     };
     auto slot_of = [&](const std::string &k) { return at.at(k); };
+    // Image bands: job x reads band (g, mt); a band loads into the buffer after the last one's,
+    // when the job before the first that reads it starts (the first band before any job).
+    std::vector<int> band_of_job(jobs.size(), 0); // the buffer holding job x's band
+    auto load_band = [&](const Job &j, int buffer) {
+        const auto &c = *kk.conv;
+        const int64_t image_rows = std::min(bands->image_rows, (rows_of(j) / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
+        const int64_t pixels = image_rows * c.wp, blocks = c.cp / e.ku, half = pixels * bands->rows_per_pixel;
+        const TileRef band = slot_tile(0, bands->blocks_per_row == 2 ? half : pixels * blocks);
+        TileRef at = band;
+        at.base = spad->total_rows() - (buffer + 1) * bands->rows;
+        OffchipView v;
+        v.tensor = c.a_tensor;
+        v.offset = c.a_offset + (j.g * c.hp + j.mt * TM / c.ow * c.sh) * c.wp * c.cp * e.es;
+        if (e.ku * e.es * bands->blocks_per_row == spad->row_bytes) { // whole rows: the image's bytes as they are
+            v.outer = {{image_rows, c.wp * c.cp * e.es}};
+            v.inner_bytes = c.wp * c.cp * e.es;
+        } else { // a block a row, repeated to fill it
+            v.outer = {{pixels * blocks, e.ku * e.es}, {spad->row_bytes / (e.ku * e.es), 0}};
+            v.inner_bytes = e.ku * e.es;
+        }
+        e.load(at, v, "image band");
+        if (bands->blocks_per_row == 2) shift_second_half(at, half, "image band odd K blocks");
+    };
+    auto same_band = [&](size_t a, size_t b) { return jobs[a].g == jobs[b].g && jobs[a].mt == jobs[b].mt; };
+    if (bands) {
+        int buffer = 0;
+        for (size_t x = 1; x < jobs.size(); ++x) band_of_job[x] = same_band(x, x - 1) ? band_of_job[x - 1] : (buffer ^= bands->buffers - 1);
+        load_band(jobs[0], 0);
+    }
+    // The tap's window for K block kb and output row r of job j: rows of j's band.
+    auto band_window = [&](size_t x, int64_t kb, int64_t r) {
+        const Job &j = jobs[x];
+        const auto &c = *kk.conv;
+        const int64_t k0 = kb * e.ku, tap = k0 / c.cp, block = k0 % c.cp / e.ku, dy = tap / c.kw, dx = tap % c.kw;
+        const int64_t image_rows = std::min(bands->image_rows, (rows_of(j) / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
+        TileRef a = slot_tile(0, c.ow);
+        a.base = spad->total_rows() - (band_of_job[x] + 1) * bands->rows +
+                 ((r * c.sh + dy * c.dh) * c.wp + dx * c.dw) * bands->rows_per_pixel + block / bands->blocks_per_row +
+                 block % bands->blocks_per_row * image_rows * c.wp * bands->rows_per_pixel;
+        a.stride = c.sw * bands->rows_per_pixel;
+        return a;
+    };
     int wbuf = 0, accn = 0;
     time = 0;
     for (size_t x = 0; x < jobs.size(); ++x) {
@@ -1305,9 +1392,18 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
         const int64_t base = acc_db ? (accn++ % 2) * TM * nbt : 0;
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
             prefetch(time);
-            TileRef a = slot_tile(slot_of(a_key(j, kb)), rows);
-            const int64_t ka = kb % KGa;
-            a.base += (pack_a ? (ka % 2) * (a_group(kb / KGa) / 2) + ka / 2 : ka) * rows;
+            if (bands && kb == 0 && (x == 0 || !same_band(x, x - 1))) // the next band loads while this one is read
+                for (size_t y = x + 1; y < jobs.size(); ++y)
+                    if (!same_band(y, y - 1)) {
+                        load_band(jobs[y], band_of_job[y]);
+                        break;
+                    }
+            TileRef a;
+            if (!bands) {
+                a = slot_tile(slot_of(a_key(j, kb)), rows);
+                const int64_t ka = kb % KGa;
+                a.base += (pack_a ? (ka % 2) * (a_group(kb / KGa) / 2) + ka / 2 : ka) * rows;
+            }
             const int64_t gs = b_group(kb / KGb);
             for (int64_t c = 0; c < blocks; ++c) {
                 TileRef b = slot_tile(slot_of(b_key(j, kb)), e.ku);
@@ -1320,7 +1416,13 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                 acc.memory = acc_mem->name;
                 acc.base = base + (j.nb0 + c) % nbt * TM;
                 acc.count = rows;
-                e.mm(0, buf, acc, a, kb > 0, false);
+                if (!bands) {
+                    e.mm(0, buf, acc, a, kb > 0, false);
+                    continue;
+                }
+                // One matmul per output row: its window is every sw-th pixel of a band row.
+                for (int64_t r = 0; r < rows / kk.conv->ow; ++r)
+                    e.mm(0, buf, prefix_rows(acc, r * kk.conv->ow, kk.conv->ow), band_window(x, kb, r), kb > 0, false);
             }
         }
         for (int64_t c = 0; c < blocks; ++c, time += sub) {
@@ -1366,7 +1468,10 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
     summary += t.name + " matmul: " + std::to_string(jobs.size()) + " output tiles of " + std::to_string(TM) + "x" +
                std::to_string(TN) + " in " + order + " order, " + std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
                std::to_string(slots) + " " + spad->name + " slots of " + std::to_string(S) +
-               " rows (A in groups of " + std::to_string(KGa) + " K blocks, B of " + std::to_string(KGb) + ")" +
+               (bands ? " rows (the image by bands of " + std::to_string(bands->image_rows) + " padded rows, " +
+                            std::to_string(bands->buffers) + " band buffer(s) of " + std::to_string(bands->rows) + " rows; B in groups of " +
+                            std::to_string(KGb) + " K blocks)"
+                      : " rows (A in groups of " + std::to_string(KGa) + " K blocks, B of " + std::to_string(KGb) + ")") +
                (pack ? std::string(pack_a ? "; A and B" : "; B") + " rows packed two blocks a row, the second shifted on the SXM"
                      : std::string()) +
                ", loads prefetched in step order; accumulators " + (acc_db ? "double-buffered" : "single-buffered") +
@@ -1375,6 +1480,19 @@ std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &m
                (kk.copy_out ? std::string("; a ") + chipsim::dtype_name(*kk.copy_out) + " copy of C stored to DRAM too" : std::string()) +
                "\n";
     return std::move(e.ops);
+}
+
+/// npu-edge: a conv reads its image by bands where they and the tiles fit the scratchpad, by
+/// each tap's window otherwise.
+std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
+    if (kk.conv) {
+        try {
+            return emit_npu_tiles(kk, model, summary, true);
+        } catch (const Error &) {
+            // the bands leave too few slots: each tap's window instead
+        }
+    }
+    return emit_npu_tiles(kk, model, summary, false);
 }
 
 } // namespace

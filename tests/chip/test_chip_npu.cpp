@@ -301,5 +301,64 @@ TEST(ChipMatmulNpu, DoubleBufferOffIsOneAccumulatorBufferOnBothChips) {
     EXPECT_NE(d.schedule().to_string().find("double_buffer(0)"), std::string::npos) << d.schedule().to_string();
 }
 
+// npu-edge reads a conv's image by bands: the padded image rows one output tile's windows read
+// come into the scratchpad once, and every tap's window is rows of them (one matmul per output
+// row), where each tap's window used to come from DRAM on its own (3x3: the image nine times).
+// So the padded image crosses DRAM about once: a band's extra rows are the kernel's height less
+// the stride. Several bands (two buffers, the next loading as one is read), both tile orders
+// (bands reloaded per column tile), int8 packed two blocks a row (the odd block from a
+// shifted copy) and one a row (repeated), bf16 with stride 2, half-row pixels with dilation 2,
+// and two images: all equal the reference.
+TEST(ChipConvNpu, TheImageComesInByBandsAndCrossesDramAboutOnce) {
+    struct Case {
+        std::string name;
+        int n, c, h, w, o, stride, pad, dilation;
+        Type type;
+        ops::Layout layout;
+        std::function<void(std::string &)> edit;
+        double at_most; // DRAM image bytes loaded, in padded images (a repeated half row counts twice)
+    };
+    const std::function<void(std::string &)> rule = [](std::string &) {};
+    const std::vector<Case> cases{
+        {"int8 packed", 1, 64, 30, 30, 64, 1, 1, 1, Int(8), ops::Layout::NHWC, rule, 1.25},
+        {"int8 a block a row", 1, 64, 30, 30, 64, 1, 1, 1, Int(8), ops::Layout::NHWC, blocks_per_row(1), 2 * 1.25},
+        {"two images, column tiles outermost", 2, 64, 20, 20, 256, 1, 1, 1, Int(8), ops::Layout::NHWC, tile_order("columns"), 2 * 1.25},
+        {"bf16 stride 2", 1, 32, 48, 48, 48, 2, 1, 1, BFloat(16), ops::Layout::NHWC, rule, 1.1},
+        {"half-row pixels, dilation 2", 2, 16, 33, 33, 32, 1, 2, 2, Int(8), ops::Layout::NCHW, rule, 2 * 1.5},
+    };
+    for (const Case &cc : cases) {
+        SCOPED_TRACE(cc.name);
+        const bool nchw = cc.layout == ops::Layout::NCHW;
+        const std::vector<int64_t> xs = nchw ? std::vector<int64_t>{cc.n, cc.c, cc.h, cc.w} : std::vector<int64_t>{cc.n, cc.h, cc.w, cc.c};
+        const std::vector<int64_t> ws = nchw ? std::vector<int64_t>{cc.o, cc.c, 3, 3} : std::vector<int64_t>{3, 3, cc.c, cc.o};
+        Input X(cc.type, test::extents(xs), "X"), Wt(cc.type, test::extents(ws), "Wt");
+        ops::Conv2dOptions opt;
+        opt.stride = {cc.stride, cc.stride};
+        opt.padding = cc.pad;
+        opt.dilation = {cc.dilation, cc.dilation};
+        opt.layout = cc.layout;
+        Pipeline p(ops::conv2d(X, Wt, opt));
+        const int64_t span = 2 * cc.dilation + 1, oh = (cc.h + 2 * cc.pad - span) / cc.stride + 1, ow = (cc.w + 2 * cc.pad - span) / cc.stride + 1;
+        const std::vector<int64_t> shape = nchw ? std::vector<int64_t>{cc.n, cc.o, oh, ow} : std::vector<int64_t>{cc.n, oh, ow, cc.o};
+        apply_chip_library_schedule(p, Target::named("npu-edge"), {shape});
+        std::string json = p.schedule().to_json(-1);
+        cc.edit(json);
+        p.set_schedule(Schedule::from_json(json, "edited schedule"));
+        const ChipResult r = test::expect_matches_reference(
+            p, shape, {{X, test::random_buffer(cc.type, xs, 91)}, {Wt, test::random_buffer(cc.type, ws, 92)}}, "npu-edge", cc.type, cc.c * 9);
+        EXPECT_NE(r.program.summary.find("the image by bands of"), std::string::npos) << r.program.summary;
+        EXPECT_NE(r.program.summary.find(oh * ow > 256 ? "2 band buffer(s)" : "1 band buffer(s)"), std::string::npos) << r.program.summary;
+        // The padded image the pre-pass wrote to DRAM: [N, Hp, Wp, channels a whole number of blocks].
+        const int64_t hp = std::max<int64_t>((oh - 1) * cc.stride + span, cc.h + cc.pad), wp = std::max<int64_t>((ow - 1) * cc.stride + span, cc.w + cc.pad);
+        const int64_t block = cc.type == Int(8) ? 32 : 32, cp = (cc.c + block - 1) / block * block;
+        const double padded = double(cc.n * hp * wp * cp * cc.type.bytes());
+        int64_t loaded = 0;
+        for (const auto &in : r.program.program.instructions)
+            if (in.op == chipsim::Opcode::DmaLoad && in.view.tensor == "DRAM") loaded += in.view.total_bytes();
+        EXPECT_GE(double(loaded), padded * 0.9);
+        EXPECT_LE(double(loaded), padded * cc.at_most) << loaded << " bytes for a padded image of " << padded;
+    }
+}
+
 } // namespace
 } // namespace tessera
