@@ -338,13 +338,24 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     chipsim::TimingModel model(t);
     const std::vector<int> nchw_to_nhwc{0, 3, 1, 2};
     const std::vector<int> image_dims = cv.nchw ? nchw_to_nhwc : std::vector<int>{0, 1, 2, 3};
+    // npu-edge reads an NHWC image (one group) by bands straight from the tensor where it reads
+    // by bands at all, zeroing each band's padding itself: the pre-pass's padded copy in DRAM,
+    // which the first band waited for, is not made.
+    bool raw_bands = false;
+    if (on_chip && !image_nchw && G == 1) {
+        GemmKernel probe = base;
+        probe.conv = geo;
+        probe.conv->raw_image = true;
+        raw_bands = internal::chip::npu_reads_image_bands(probe, model);
+    }
     internal::chip::ConvPrepass pre;
+    if (raw_bands) pre.summary = "image " + g.a->name() + " (NHWC) read as it is, by bands; ";
     if (on_chip && read_nhwc) {
         declare(cp, "X", g.a->name(), base.in_dtype, {N, H, W, C}, xs, nchw_to_nhwc, {}, false);
-        pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
+        if (!raw_bands) pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
     } else if (on_chip) {
         declare(cp, "X", g.a->name(), base.in_dtype, xs, xs, {0, 1, 2, 3}, {}, false);
-        pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
+        if (!raw_bands) pre = internal::chip::emit_conv_images(sources, {geo.hp, geo.wp, cv.pad_top, cv.pad_left, Cp}, model);
     } else {
         declare(cp, "A", g.a->name(), base.in_dtype, {N, geo.hp, geo.wp, Cp}, xs, image_dims,
                 cv.nchw ? std::vector<int64_t>{0, 0, cv.pad_top, cv.pad_left} : std::vector<int64_t>{0, cv.pad_top, cv.pad_left, 0}, false);
@@ -368,7 +379,10 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         kk.conv = geo;
         kk.tensor_suffix = G > 1 ? "_g" + std::to_string(gi) : "";
         const std::string sfx = kk.tensor_suffix;
-        if (on_chip) {
+        if (raw_bands) {
+            kk.conv->raw_image = true;
+            kk.conv->a_tensor = "X";
+        } else if (on_chip) {
             const internal::chip::ConvImage &img = pre.images[size_t(gi)];
             kk.conv->image = img.tiles;
             kk.conv->zero_row = pre.zero_row;

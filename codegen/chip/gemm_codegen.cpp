@@ -1088,6 +1088,22 @@ std::optional<ImageBands> image_bands(const GemmKernel &kk, const Emitter &e, in
     return b;
 }
 
+/// npu-edge's output tile rows: the directive's, else the default; a conv's whole output rows.
+int64_t npu_tile_rows(const GemmKernel &kk, const chipsim::Target &t) {
+    const int64_t rows = kk.tile_m > 0 ? kk.tile_m : npu_default_tile(kk.m, kk.n, kk.k, kk.in_dtype, t).first;
+    return kk.conv ? std::max<int64_t>(1, rows / kk.conv->ow) * kk.conv->ow : rows;
+}
+
+/// The image bands of an npu-edge conv kernel, or none (image_bands).
+std::optional<ImageBands> npu_image_bands(const GemmKernel &kk, const Emitter &e) {
+    const chipsim::Target &t = e.t;
+    const chipsim::MemoryDesc *spad = nullptr;
+    for (auto &m : t.memories)
+        if (!m.accumulator) spad = &m;
+    const int64_t tm = npu_tile_rows(kk, t);
+    return image_bands(kk, e, tm, npu_packs_operand_rows(kk, t), spad->row_bytes, spad->total_rows(), kk.groups * ((kk.m + tm - 1) / tm));
+}
+
 /// emit_npu with a conv's image read by bands (image_bands) where `bands_allowed`, else by each
 /// tap's window.
 std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary, bool bands_allowed) {
@@ -1102,10 +1118,8 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
         throw Error("chip backend: " + t.name + "'s " + spad->name +
                     " interleaves rows over its banks; store_in(..., bank) cannot pick a bank there: drop the bank");
     const int64_t acc_total = acc_mem->total_rows();
-    const auto [dm, dn] = npu_default_tile(kk.m, kk.n, kk.k, kk.in_dtype, t);
-    int64_t TM = kk.tile_m > 0 ? kk.tile_m : dm;
-    if (kk.conv) TM = std::max<int64_t>(1, TM / kk.conv->ow) * kk.conv->ow;
-    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : dn;
+    const int64_t TM = npu_tile_rows(kk, t);
+    const int64_t TN = kk.tile_n > 0 ? std::min(kk.tile_n, kk.n) : npu_default_tile(kk.m, kk.n, kk.k, kk.in_dtype, t).second;
     const int64_t nbt = TN / e.nu;
     if (TM * nbt > acc_total)
         throw Error("chip backend: an output tile of " + std::to_string(TM) + "x" + std::to_string(TN) + " needs " +
@@ -1134,9 +1148,13 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     // first lanes of another row, where the array reads it. A then travels in pairs of K blocks.
     const bool pack = npu_packs_operand_rows(kk, t);
     // A conv's image by bands: their buffers sit at the scratchpad's end, the slots before them.
-    const std::optional<ImageBands> bands =
-        bands_allowed ? image_bands(kk, e, TM, pack, spad->row_bytes, spad->total_rows(), kk.groups * MT) : std::nullopt;
-    const int64_t band_rows = bands ? bands->buffers * bands->rows : 0;
+    const std::optional<ImageBands> bands = bands_allowed ? npu_image_bands(kk, e) : std::nullopt;
+    const bool raw = kk.conv && kk.conv->raw_image;
+    if (raw && !bands) throw Error("chip backend: internal: an unpadded conv image must be read by bands");
+    // An unpadded image's bands: the last scratchpad row holds zeros (the row before it, the
+    // row of the image they are made from), which fill each band's padding.
+    const int64_t zero_rows = raw ? 2 : 0;
+    const int64_t band_rows = bands ? bands->buffers * bands->rows + zero_rows : 0;
     if (band_rows >= spad->total_rows()) throw Error("chip backend: a conv's image band does not fit " + spad->name);
     const int64_t slots = (spad->total_rows() - band_rows) / S;
     int64_t KGa = kk.conv ? 1 : std::clamp<int64_t>(S / TM, 1, KB); // a conv view has no dimension to spare
@@ -1345,24 +1363,80 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     // Image bands: job x reads band (g, mt); a band loads into the buffer after the last one's,
     // when the job before the first that reads it starts (the first band before any job).
     std::vector<int> band_of_job(jobs.size(), 0); // the buffer holding job x's band
+    auto band_base = [&](int buffer) { return spad->total_rows() - zero_rows - (buffer + 1) * bands->rows; };
+    // `rows` image rows from image row `y` of image g, `pixels_per_row` pixels each: the bytes as
+    // they are where a pixel is whole rows of blocks two to a row (or one filling it), else a
+    // block a row, repeated to fill it.
+    auto image_rows_view = [&](int64_t g, int64_t y, int64_t rows, int64_t height, int64_t pixels_per_row) {
+        const auto &c = *kk.conv;
+        OffchipView v;
+        v.tensor = c.a_tensor;
+        v.offset = c.a_offset + (g * height + y) * pixels_per_row * c.cp * e.es;
+        if (e.ku * e.es * bands->blocks_per_row == spad->row_bytes) {
+            v.outer = {{rows, pixels_per_row * c.cp * e.es}};
+            v.inner_bytes = pixels_per_row * c.cp * e.es;
+        } else {
+            v.outer = {{rows * pixels_per_row * (c.cp / e.ku), e.ku * e.es}, {spad->row_bytes / (e.ku * e.es), 0}};
+            v.inner_bytes = e.ku * e.es;
+        }
+        return v;
+    };
+    TileRef zero_row; // made once from a row of the image, shifted out of every lane
+    auto zero_fill = [&](TileRef dst) {
+        if (zero_row.count == 0) {
+            TileRef source = slot_tile(0, 1);
+            source.base = spad->total_rows() - 2;
+            OffchipView v = image_rows_view(0, 0, 1, 1, 1);
+            v.outer.clear();
+            v.inner_bytes = spad->row_bytes;
+            e.load(source, v, "a row to make zeros from");
+            zero_row = source;
+            zero_row.base += 1;
+            Instruction in;
+            in.op = Opcode::SxmShift;
+            in.dtype = chipsim::DType::Int8;
+            in.has_imm = true;
+            in.imm = double(spad->row_bytes);
+            in.tiles = {zero_row, source};
+            e.emit(in, "zero row");
+        }
+        Instruction in;
+        in.op = Opcode::MemCopy;
+        TileRef zeros = zero_row;
+        zeros.count = dst.count;
+        zeros.stride = 0;
+        in.tiles = {dst, zeros};
+        e.emit(in, "image band padding");
+    };
     auto load_band = [&](const Job &j, int buffer) {
         const auto &c = *kk.conv;
         const int64_t image_rows = std::min(bands->image_rows, (rows_of(j) / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
-        const int64_t pixels = image_rows * c.wp, blocks = c.cp / e.ku, half = pixels * bands->rows_per_pixel;
-        const TileRef band = slot_tile(0, bands->blocks_per_row == 2 ? half : pixels * blocks);
-        TileRef at = band;
-        at.base = spad->total_rows() - (buffer + 1) * bands->rows;
-        OffchipView v;
-        v.tensor = c.a_tensor;
-        v.offset = c.a_offset + (j.g * c.hp + j.mt * TM / c.ow * c.sh) * c.wp * c.cp * e.es;
-        if (e.ku * e.es * bands->blocks_per_row == spad->row_bytes) { // whole rows: the image's bytes as they are
-            v.outer = {{image_rows, c.wp * c.cp * e.es}};
-            v.inner_bytes = c.wp * c.cp * e.es;
-        } else { // a block a row, repeated to fill it
-            v.outer = {{pixels * blocks, e.ku * e.es}, {spad->row_bytes / (e.ku * e.es), 0}};
-            v.inner_bytes = e.ku * e.es;
+        const int64_t rpp = bands->rows_per_pixel, half = image_rows * c.wp * rpp, first_row = j.mt * TM / c.ow * c.sh;
+        TileRef at = slot_tile(0, half);
+        at.base = band_base(buffer);
+        if (!raw) {
+            e.load(at, image_rows_view(j.g, first_row, image_rows, c.hp, c.wp), "image band");
+        } else { // the image's rows where they fall in the band, zeros around them
+            int64_t zeroed = 0; // band rows [zeroed, r) still to be zeroed before row r is written
+            auto zero_to = [&](int64_t r) {
+                if (r > zeroed) zero_fill(prefix_rows(at, zeroed, r - zeroed));
+            };
+            for (int64_t yy = 0; yy < image_rows;) {
+                const int64_t y = first_row + yy - c.pad_top;
+                if (y < 0 || y >= c.h) {
+                    ++yy;
+                    continue;
+                }
+                int64_t rows = 1; // rows without padding columns are one run on both sides
+                while (c.wp == c.w && yy + rows < image_rows && y + rows < c.h) ++rows;
+                const int64_t first = (yy * c.wp + c.pad_left) * rpp, count = ((rows - 1) * c.wp + c.w) * rpp;
+                zero_to(first);
+                e.load(prefix_rows(at, first, count), image_rows_view(j.g, y, rows, c.h, c.w), "image rows");
+                zeroed = first + count;
+                yy += rows;
+            }
+            zero_to(half);
         }
-        e.load(at, v, "image band");
         if (bands->blocks_per_row == 2) shift_second_half(at, half, "image band odd K blocks");
     };
     auto same_band = [&](size_t a, size_t b) { return jobs[a].g == jobs[b].g && jobs[a].mt == jobs[b].mt; };
@@ -1378,7 +1452,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
         const int64_t k0 = kb * e.ku, tap = k0 / c.cp, block = k0 % c.cp / e.ku, dy = tap / c.kw, dx = tap % c.kw;
         const int64_t image_rows = std::min(bands->image_rows, (rows_of(j) / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
         TileRef a = slot_tile(0, c.ow);
-        a.base = spad->total_rows() - (band_of_job[x] + 1) * bands->rows +
+        a.base = band_base(band_of_job[x]) +
                  ((r * c.sh + dy * c.dh) * c.wp + dx * c.dw) * bands->rows_per_pixel + block / bands->blocks_per_row +
                  block % bands->blocks_per_row * image_rows * c.wp * bands->rows_per_pixel;
         a.stride = c.sw * bands->rows_per_pixel;
@@ -1469,6 +1543,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
                std::to_string(TN) + " in " + order + " order, " + std::to_string(KB) + " K blocks of " + std::to_string(e.ku) + "; " +
                std::to_string(slots) + " " + spad->name + " slots of " + std::to_string(S) +
                (bands ? " rows (the image by bands of " + std::to_string(bands->image_rows) + " padded rows, " +
+                            (raw ? std::string("read from the unpadded image, the padding zeroed on chip, ") : std::string()) +
                             std::to_string(bands->buffers) + " band buffer(s) of " + std::to_string(bands->rows) + " rows; B in groups of " +
                             std::to_string(KGb) + " K blocks)"
                       : " rows (A in groups of " + std::to_string(KGa) + " K blocks, B of " + std::to_string(KGb) + ")") +
@@ -1485,6 +1560,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
 /// npu-edge: a conv reads its image by bands where they and the tiles fit the scratchpad, by
 /// each tap's window otherwise.
 std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
+    if (kk.conv && kk.conv->raw_image) return emit_npu_tiles(kk, model, summary, true); // no padded image to fall back on
     if (kk.conv) {
         try {
             return emit_npu_tiles(kk, model, summary, true);
@@ -1541,6 +1617,11 @@ std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DT
         if (!mem.accumulator) row_bytes = mem.row_bytes;
     if (unit.k == unit.n && 2 * unit.k * es == row_bytes && t.sxm.count > 0) return {1, 2};
     return {1};
+}
+
+bool npu_reads_image_bands(const GemmKernel &kernel, const chipsim::TimingModel &model) {
+    if (model.target().issue == chipsim::IssueKind::Static || !kernel.conv) return false;
+    return npu_image_bands(kernel, Emitter(kernel, model)).has_value();
 }
 
 std::vector<std::string> tile_order_values(const chipsim::Target &t) {

@@ -57,6 +57,10 @@ struct GemmKernel {
         int64_t h = 0, w = 0, pad_top = 0, pad_left = 0, pixel_rows = 1, first_block = 0;
         /// MEM tiles the pre-pass holds; the kernel places nothing there.
         std::vector<chipsim::TileRef> reserved;
+        /// npu-edge, where it reads the image by bands (npu_reads_image_bands): a_tensor is the
+        /// unpadded NHWC image [N, h, w, cp] and each band's padding is zeroed on chip, so no
+        /// padded copy is written to DRAM first.
+        bool raw_image = false;
     };
     std::optional<Conv> conv;
     /// Appended to the names of the program tensors B, C and E<i> (one kernel per conv group).
@@ -98,6 +102,12 @@ bool npu_packs_operand_rows(const GemmKernel &kernel, const chipsim::Target &t);
 /// rows into one (vxm_rows_packed), so it must compute the result. A copy is packed by a cast of
 /// its own, into the chip's DRAM (emit_npu only; one kernel a conv).
 bool gemm_packs_output(const GemmKernel &kernel, chipsim::DType dtype, const chipsim::Target &t, bool copy);
+
+/// npu-edge: whether the kernel reads its conv image by bands (the padded rows one output tile's
+/// windows read, brought into the scratchpad once, every tap's window rows of them) rather than
+/// each tap's window from DRAM: where a pixel's K blocks fall on whole scratchpad rows and the
+/// two band buffers take at most half the scratchpad.
+bool npu_reads_image_bands(const GemmKernel &kernel, const chipsim::TimingModel &model);
 
 /// chip_blocks_per_row_values (chip_backend.h): 1, and 2 where npu_packs_operand_rows can.
 std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DType in_dtype);
