@@ -381,7 +381,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         const std::string sfx = kk.tensor_suffix;
         if (raw_bands) {
             kk.conv->raw_image = true;
-            kk.conv->a_tensor = "X";
+            kk.a_tensor = "X";
         } else if (on_chip) {
             const internal::chip::ConvImage &img = pre.images[size_t(gi)];
             kk.conv->image = img.tiles;
@@ -389,8 +389,8 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
             kk.conv->pixel_rows = img.pixel_rows;
             kk.conv->first_block = img.first_block;
             kk.conv->reserved = pre.placed;
-            kk.conv->a_tensor = img.tensor;
-            kk.conv->a_offset = img.offset;
+            kk.a_tensor = img.tensor;
+            kk.a_offset = img.offset;
         }
         declare(cp, "B" + sfx, g.b->name(), kk.in_dtype, {cv.kh, cv.kw, Cp, Op}, ws,
                 cv.nchw ? std::vector<int>{3, 2, 0, 1} : std::vector<int>{0, 1, 2, 3}, {}, false);

@@ -24,6 +24,11 @@ struct GemmKernel {
     chipsim::DType acc_dtype = chipsim::DType::Int32;
     int64_t groups = 1, m = 0, n = 0, k = 0;
     bool a_batched = false, b_batched = false;
+    /// A's off-chip home: program tensor "A", or a conv's image — on npu-edge the DRAM region
+    /// the on-chip pre-pass wrote the padded image to, or the image itself ("X") where it needs
+    /// no padding or is read as it is (Conv::raw_image).
+    std::string a_tensor = "A";
+    int64_t a_offset = 0;
     /// Output tile rows (accumulator rows per job) and columns; 0 picks the default.
     int64_t tile_m = 0, tile_n = 0;
     /// Accumulators double-buffered where two output tiles fit (double_buffer(false): one).
@@ -43,10 +48,6 @@ struct GemmKernel {
     struct Conv {
         int64_t hp = 0, wp = 0, cp = 0, oh = 0, ow = 0, kh = 1, kw = 1;
         int64_t sh = 1, sw = 1, dh = 1, dw = 1;
-        /// The padded image's off-chip home (npu-edge: the DRAM region the on-chip pre-pass
-        /// wrote; the host-padded program tensor "A" otherwise).
-        std::string a_tensor = "A";
-        int64_t a_offset = 0;
         /// tsp-mini: the image stays in MEM as the pre-pass (conv_image_codegen.h) left it,
         /// unpadded: pixel (y, x) of image g, channel block b is row
         /// ((y * w + x) * pixel_rows + first_block + b) of image[g]. The matmuls then stream each
@@ -57,7 +58,7 @@ struct GemmKernel {
         int64_t h = 0, w = 0, pad_top = 0, pad_left = 0, pixel_rows = 1, first_block = 0;
         /// MEM tiles the pre-pass holds; the kernel places nothing there.
         std::vector<chipsim::TileRef> reserved;
-        /// npu-edge, where it reads the image by bands (npu_reads_image_bands): a_tensor is the
+        /// npu-edge, where it reads the image by bands (npu_reads_image_bands): A is the
         /// unpadded NHWC image [N, h, w, cp] and each band's padding is zeroed on chip, so no
         /// padded copy is written to DRAM first.
         bool raw_image = false;

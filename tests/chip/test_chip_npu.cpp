@@ -364,5 +364,34 @@ TEST(ChipConvNpu, TheImageComesInByBandsAndCrossesDramAboutOnce) {
     }
 }
 
+// An unpadded 1x1 conv of stride 1 whose bands would take more than half the scratchpad (1024
+// int8 channels of 14x14 pixels, two images) is a matmul over each image's pixels: its A rows
+// are the image's as they are, K blocks packed two a row (each image byte loaded once) or, with
+// blocks_per_row(1), one a row (twice), and it equals the reference either way.
+TEST(ChipConvNpu, AnUnpaddedOneByOneConvWithoutBandsIsAMatmulOverThePixels) {
+    const int n = 2, h = 14, w = 14, c = 1024, o = 64;
+    Input X(Int(8), {n, h, w, c}, "X"), Wt(Int(8), {1, 1, c, o}, "Wt");
+    ops::Conv2dOptions opt;
+    opt.padding = 0;
+    opt.layout = ops::Layout::NHWC;
+    for (int per_row : {2, 1}) {
+        SCOPED_TRACE(std::to_string(per_row) + " blocks a row");
+        Pipeline p(ops::conv2d(X, Wt, opt));
+        apply_chip_library_schedule(p, Target::named("npu-edge"), {{n, h, w, o}});
+        std::string json = p.schedule().to_json(-1);
+        blocks_per_row(per_row)(json);
+        p.set_schedule(Schedule::from_json(json, "edited schedule"));
+        const ChipResult r = test::expect_matches_reference(
+            p, {n, h, w, o}, {{X, test::random_buffer(Int(8), {n, h, w, c}, 93)}, {Wt, test::random_buffer(Int(8), {1, 1, c, o}, 94)}},
+            "npu-edge", Int(8), c);
+        EXPECT_NE(r.program.summary.find("a 1x1 conv as a matmul over the image's pixels"), std::string::npos) << r.program.summary;
+        EXPECT_EQ(r.program.summary.find("the image by bands"), std::string::npos) << r.program.summary;
+        int64_t loaded = 0;
+        for (const auto &in : r.program.program.instructions)
+            if (in.op == chipsim::Opcode::DmaLoad && in.view.tensor == "X") loaded += in.view.total_bytes();
+        EXPECT_EQ(loaded, int64_t(n) * h * w * c * (3 - per_row));
+    }
+}
+
 } // namespace
 } // namespace tessera
