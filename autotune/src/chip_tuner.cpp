@@ -58,7 +58,31 @@ struct AccumulatorProduct {
     std::string func;
     bool has_tile = false;
     int64_t tile_m = 0, tile_n = 0; ///< the library's tile
+    std::string rows_var, columns_var; ///< the loops the tile cuts: a matmul's i, j; a conv's output rows, channels
 };
+
+/// The extents the tile's rows and columns cut, and the accumulator rows one unit of its rows
+/// takes: 1 for a matmul's i; a conv's output width for its output rows y, whose tiles are whole
+/// rows (the loops inside y that the tile leaves whole).
+struct TiledExtents {
+    int64_t rows = 1, columns = 1, accumulator_rows_per_row = 1;
+};
+
+TiledExtents tiled_extents(const Pipeline &pipeline, const AccumulatorProduct &product, const std::vector<int64_t> &shape) {
+    TiledExtents e{shape.size() >= 2 ? shape[shape.size() - 2] : 1, shape.back(), 1};
+    for (const Func &f : pipeline.functions()) {
+        if (f.name() != product.func || f.args().size() != shape.size()) continue;
+        const std::vector<std::string> &args = f.args();
+        const auto at = [&](const std::string &v) { return size_t(std::find(args.begin(), args.end(), v) - args.begin()); };
+        const size_t r = at(product.rows_var), c = at(product.columns_var);
+        if (r >= args.size() || c >= args.size()) break;
+        e.rows = shape[r];
+        e.columns = shape[c];
+        for (size_t d = r + 1; d < args.size(); ++d)
+            if (d != c) e.accumulator_rows_per_row *= shape[d];
+    }
+    return e;
+}
 
 std::optional<AccumulatorProduct> accumulator_product(const Schedule &library) {
     for (const auto &[name, fs] : library.funcs)
@@ -67,7 +91,8 @@ std::optional<AccumulatorProduct> accumulator_product(const Schedule &library) {
                 AccumulatorProduct p{name, false};
                 for (const Directive &u : fs.stage(1))
                     if (u.kind == DirectiveKind::Tile && u.factors.size() == 2)
-                        p.has_tile = true, p.tile_m = u.factors[0], p.tile_n = u.factors[1];
+                        p.has_tile = true, p.tile_m = u.factors[0], p.tile_n = u.factors[1], p.rows_var = u.vars.at(0),
+                        p.columns_var = u.vars.at(1);
                 return p;
             }
     return std::nullopt;
@@ -157,14 +182,15 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
     // A product in the accumulator: its tile and bank, every choice checked by Z3 first.
     const std::optional<AccumulatorProduct> product = library ? accumulator_product(*library) : std::nullopt;
     if (product) {
-        const std::vector<int64_t> &shape = output_shapes.at(0);
-        const int64_t m = shape.size() >= 2 ? shape[shape.size() - 2] : 1, n = shape.back();
+        const TiledExtents extents = tiled_extents(pipeline, *product, output_shapes.at(0));
+        const int64_t m = extents.rows, n = extents.columns, rows_per_row = extents.accumulator_rows_per_row;
         const chipsim::DType dtype = operand_dtype(pipeline);
         const ChipConstraintModel constraints(chip, dtype, n);
         const int64_t width = chip.mxm_shape(dtype).n;
         std::vector<int64_t> rows{0}, columns{0};
         if (product->has_tile) {
-            for (int64_t r : tile_sizes(32, m)) rows.push_back(r);
+            // A conv's tile is whole output rows, each many accumulator rows: from one up.
+            for (int64_t r : tile_sizes(rows_per_row > 1 ? 1 : 32, m)) rows.push_back(r);
             // tsp-mini computes one MXM-wide column block per plane job: the tile's width is
             // its unit's; a dynamically issued array takes several blocks per tile.
             if (chip.issue == chipsim::IssueKind::Dynamic)
@@ -189,7 +215,8 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         std::set<std::string> reasons;
         // Z3 sees the sizes the backend will get: the library's where the choice keeps them.
         auto infeasible = [&](const ChipMatmulChoice &c) {
-            return constraints.why_infeasible({c.tile_m > 0 ? c.tile_m : product->tile_m, c.tile_n > 0 ? c.tile_n : product->tile_n, c.acc_bank});
+            return constraints.why_infeasible(
+                {(c.tile_m > 0 ? c.tile_m : product->tile_m) * rows_per_row, c.tile_n > 0 ? c.tile_n : product->tile_n, c.acc_bank});
         };
         if (const std::optional<std::string> why = infeasible({})) {
             // The library's own tile does not fit this target (an edited one): never compiled.

@@ -331,6 +331,21 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         if (d.kind == DirectiveKind::StoreIn && d.memory == MemoryKind::ACC && d.bank >= 0) base.acc_bank = d.bank;
         apply_kernel_directive(g.product.name(), d, t, base);
     }
+    // npu-edge's output tile from a split or tile of the update's output rows y (R whole rows:
+    // R * OW accumulator rows) and output channels (whole MXM columns); tsp-mini's waves of
+    // planes cut the rows themselves.
+    if (t.issue == chipsim::IssueKind::Dynamic) {
+        const std::string &rows_var = g.product.args().at(cv.nchw ? 2 : 1), &channels_var = g.product.args().at(cv.nchw ? 1 : 3);
+        auto split = [&](const std::string &var, int64_t factor) {
+            if (var == rows_var) base.tile_m = std::min(factor, OH) * OW;
+            if (var == channels_var) base.tile_n = std::min(round_up(factor, unit.n), Op);
+        };
+        for (const Directive &d : g.product.contents()->schedule.stage(1)) {
+            if (d.kind == DirectiveKind::Split) split(d.vars.at(0), d.factors.at(0));
+            if (d.kind == DirectiveKind::Tile)
+                for (size_t x = 0; x < d.factors.size(); ++x) split(d.vars.at(x), d.factors[x]);
+        }
+    }
     base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
     base.packed_out = packed_output(base, layouts, g.output.name(), t, false);
     if (!base.packed_out && G == 1) base.copy_out = packed_output(base, layouts, g.output.name(), t, true);

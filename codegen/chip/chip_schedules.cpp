@@ -9,6 +9,7 @@
 #include "loop_nest_codegen.h"
 #include "loop_nest_ir.h"
 #include "op_recognizer.h"
+#include "program_tensors.h"
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/error.h"
 #include "tessera/internal/function.h"
@@ -141,9 +142,25 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
     }
     const internal::chip::GemmPattern &g = *matched;
     if (!g.fits_library_kernel(output_shapes.at(0))) return; // the loop-nest compiler's default rule
-    if (g.conv) { // the implicit GEMM picks whole output rows per tile itself
+    if (g.conv) { // the implicit GEMM's rows are output pixels: whole output rows per tile
         Func out = g.product;
         out.store_in(MemoryKind::ACC);
+        // npu-edge: the tile as output rows and channels (the tuner resizes it), the backend's
+        // default; tsp-mini's waves of planes cut the rows themselves.
+        if (t.issue == chipsim::IssueKind::Dynamic) {
+            const std::vector<int64_t> &shape = output_shapes.at(0);
+            const internal::chip::ConvParams &cv = *g.conv;
+            const std::vector<std::string> &args = g.product.args();
+            const std::string &y = args.at(cv.nchw ? 2 : 1), &c = args.at(cv.nchw ? 1 : 3);
+            const int64_t ow = shape.at(cv.nchw ? 3 : 2), oh = shape.at(cv.nchw ? 2 : 1);
+            const std::vector<int64_t> image = constant_shape(*g.a);
+            const int64_t cg = (cv.nchw ? image.at(1) : image.at(3)) / cv.groups, og = shape.at(cv.nchw ? 1 : 3) / cv.groups;
+            const chipsim::DType dtype = g.a->type() == Int(8) ? chipsim::DType::Int8 : chipsim::DType::BF16;
+            const chipsim::MxmShape &unit = t.mxm_shape(dtype);
+            auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
+            const auto [tm, tn] = internal::chip::npu_default_tile(oh * ow, round_up(og, unit.n), cv.kh * cv.kw * round_up(cg, unit.k), dtype, t);
+            out.update().tile(Var(y), Var(c), Var(y + "o"), Var(c + "o"), Var(y + "i"), Var(c + "i"), int(std::max<int64_t>(1, tm / ow)), int(tn));
+        }
         return;
     }
     const std::vector<int64_t> &shape = output_shapes.at(0);

@@ -393,5 +393,37 @@ TEST(ChipConvNpu, AnUnpaddedOneByOneConvWithoutBandsIsAMatmulOverThePixels) {
     }
 }
 
+// npu-edge's conv tile is a directive: the library schedule tiles the product's update over
+// its output rows y and channels c with the backend's default (256 accumulator rows as whole
+// output rows: 9 of 28 pixels; all 64 channels), and an edited tile — 4 rows of 32 channels —
+// changes the program and the cycles and still equals the reference. A tile whose accumulator
+// rows exceed the ACC is refused, naming them.
+TEST(ChipConvNpu, ItsTileIsADirectiveOverOutputRowsAndChannels) {
+    Input X(Int(8), {1, 28, 28, 64}, "X"), Wt(Int(8), {3, 3, 64, 64}, "Wt");
+    ops::Conv2dOptions opt;
+    opt.padding = 1;
+    opt.layout = ops::Layout::NHWC;
+    const Bindings bind{{X, test::random_buffer(Int(8), {1, 28, 28, 64}, 95)}, {Wt, test::random_buffer(Int(8), {3, 3, 64, 64}, 96)}};
+    const std::vector<int64_t> shape{1, 28, 28, 64};
+    auto with_tile = [&](const std::string &factors) {
+        Pipeline p(ops::conv2d(X, Wt, opt));
+        apply_chip_library_schedule(p, Target::named("npu-edge"), {shape});
+        std::string json = p.schedule().to_json(-1);
+        const std::string library = "{\"factors\":[" + std::to_string(256 / 28) + ",64],\"op\":\"tile\",\"vars\":[\"y\",\"c\",\"yo\",\"co\",\"yi\",\"ci\"]}";
+        const size_t at = json.find(library);
+        EXPECT_NE(at, std::string::npos) << json;
+        if (at != std::string::npos && !factors.empty()) json.replace(at + 12, 4, factors); // "9,64"
+        p.set_schedule(Schedule::from_json(json, "edited schedule"));
+        return p;
+    };
+    const ChipResult library = test::expect_matches_reference(with_tile(""), shape, bind, "npu-edge", Int(8), 64 * 9);
+    const ChipResult edited = test::expect_matches_reference(with_tile("4,32"), shape, bind, "npu-edge", Int(8), 64 * 9);
+    EXPECT_NE(library.program.summary.find("output tiles of 252x64"), std::string::npos) << library.program.summary;
+    EXPECT_NE(edited.program.summary.find("output tiles of 112x32"), std::string::npos) << edited.program.summary;
+    EXPECT_NE(edited.program.assembly, library.program.assembly);
+    EXPECT_NE(edited.report.cycles, library.report.cycles);
+    test::expect_chip_error(with_tile("28,64"), shape, "npu-edge", "accumulator rows");
+}
+
 } // namespace
 } // namespace tessera
