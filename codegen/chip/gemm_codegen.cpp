@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 
@@ -602,11 +603,23 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
     const chipsim::MemoryDesc &mem = *t.memory("MEM");
     const int64_t acc_rows = acc_mem->rows_per_bank;
     const int planes = t.mxm.count;
-    int64_t R = kk.tile_m > 0 ? kk.tile_m : std::min<int64_t>(kk.m, acc_rows / 2);
-    if (kk.tile_m <= 0) { // few column blocks: cut the rows finer so that every plane has a job
-        const int64_t col_jobs = kk.groups * (kk.n / e.nu);
-        const int64_t want_chunks = (planes + col_jobs - 1) / col_jobs;
-        R = std::min(R, std::max<int64_t>(1, (kk.m + want_chunks - 1) / want_chunks));
+    int64_t R = kk.tile_m;
+    if (R <= 0) {
+        // Rows per job (a conv's whole output rows): at most half an ACC bank, so that two
+        // tiles double-buffer; of those, the ones that give the busiest plane the fewest cycles
+        // — a K block's matmul takes its rows' cycles but no fewer than the next weights'
+        // install — (every plane a job where the column blocks are few; a 3136-row conv, one
+        // column block: 8 jobs of 392 rows, two a plane, not 7 of 504, where one plane takes
+        // one), the largest of them (fewer weight installs and drains).
+        const int64_t unit = kk.conv ? std::min(kk.conv->ow, acc_rows) : 1, col_jobs = kk.groups * (kk.n / e.nu);
+        const int64_t most = std::max(unit, std::min((kk.m + unit - 1) / unit * unit, acc_rows / 2 / unit * unit));
+        const int64_t install = model.weight_install_cycles(e.ku);
+        int64_t busiest = std::numeric_limits<int64_t>::max();
+        for (int64_t r = unit; r <= most; r += unit) {
+            const int64_t jobs = col_jobs * ((kk.m + r - 1) / r);
+            const int64_t cycles = (jobs + planes - 1) / planes * std::max(model.mxm_rows_cycles(kk.in_dtype, std::min(r, kk.m)), install);
+            if (cycles <= busiest) busiest = cycles, R = r;
+        }
     }
     if (kk.conv) { // whole output rows per tile, so a tap's window is one strided view
         if (kk.conv->ow > acc_rows)
