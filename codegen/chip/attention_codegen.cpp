@@ -27,6 +27,7 @@
 // bf16 on the host (fp32 operands of the MXM, as for matmul); P is rounded to bf16 on the VXM.
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "program_tensors.h"
 #include "vector_emitter.h"
@@ -136,6 +137,129 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
     int64_t job = 0, max_rows = 0;
     const double scale = double(float(op.scale)); // the reference multiplies by the fp32 constant
     const double lowest = double(std::numeric_limits<float>::lowest());
+    // One job's place: its head, queries, visible keys, plane and accumulator region.
+    struct Job {
+        int64_t h = 0, qb = 0, q0 = 0, k_end = 0, copy = 0, base = 0;
+        int plane = 0;
+    };
+    auto acc = [&](const Job &j, int64_t first, int64_t rows) {
+        TileRef a;
+        a.memory = acc_mem->name;
+        a.bank = acc_mem->interleaved ? -1 : j.plane;
+        a.base = j.base + first;
+        a.count = rows;
+        return a;
+    };
+    auto lw = [&](const Job &j, const TileRef &w) {
+        Instruction in;
+        in.op = Opcode::MxmLw;
+        in.dtype = DType::BF16;
+        in.mxm = j.plane;
+        in.buffer = wbuf[size_t(j.plane)]++ % t.mxm.weight_buffers;
+        in.tiles = {w};
+        e.emit(in, "weights");
+        return in.buffer;
+    };
+    auto mm = [&](const Job &j, int buffer, const TileRef &a_acc, const TileRef &act, bool accumulate) {
+        Instruction in;
+        in.op = Opcode::MxmMm;
+        in.dtype = DType::BF16;
+        in.mxm = j.plane;
+        in.buffer = buffer;
+        in.accumulate = accumulate;
+        in.tiles = {a_acc, act};
+        e.emit(in, "matmul");
+    };
+    auto drain = [&](const TileRef &dst, const TileRef &a_acc, std::optional<double> s) {
+        Instruction in;
+        in.op = Opcode::MxmDrain;
+        in.dtype = DType::FP32;
+        in.out_dtype = DType::FP32;
+        in.has_out_dtype = true;
+        if (s) {
+            in.has_scale = true;
+            in.scale = *s;
+        }
+        in.tiles = {dst, a_acc};
+        e.emit(in, "drain");
+    };
+    // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators into a tile `block` owns.
+    auto scores = [&](const Job &j, BlockTiles &block) {
+        for (int64_t kb = 0; kb < k_tiles; ++kb)
+            mm(j, lw(j, q_t[size_t(j.h)][size_t(j.qb)][size_t(kb)]), acc(j, 0, j.k_end),
+               VectorEmitter::rows_of(k_t[size_t(j.h)][size_t(j.copy * k_tiles + kb)], 0, j.k_end), kb > 0);
+        const TileRef s_t = e.tile(2 * j.k_end, 0, int(job % 2), "attention scores");
+        block.own(s_t);
+        drain(s_t, acc(j, 0, j.k_end), scale);
+        return s_t;
+    };
+    // The softmax over keys of the scores: the job's probabilities Pᵀ (bf16).
+    auto softmax = [&](const Job &j, BlockTiles &block, const TileRef &s_t) {
+        // One half-block (a vector of fp32 lanes) at a time.
+        TileRef half[2];
+        for (int hf = 0; hf < 2; ++hf) {
+            TileRef s = VectorEmitter::rows_of(s_t, hf, j.k_end, 2);
+            if (op.causal) {
+                const TileRef window = VectorEmitter::rows_of(mask, Lqp - (j.q0 + hf * kLanes), j.k_end);
+                TileRef m = block.replace(s, {window, s}, VectorEmitter::side_of(s), "masked scores");
+                e.vxm(VxmOp::Select, DType::FP32, DType::FP32, m, {window, s}, lowest, {}, "causal mask");
+                s = m;
+            }
+            TileRef mx = block.fresh(1, {s}, VectorEmitter::other_side(s), "max over keys", {s});
+            e.reduce_rows(VxmOp::Max, DType::FP32, mx, s, "max over keys");
+            const TileRef mb = VectorEmitter::broadcast(mx, j.k_end);
+            TileRef ex = block.replace(s, {s, mb}, VectorEmitter::side_of(s), "exp");
+            e.vxm(VxmOp::Sub, DType::FP32, DType::FP32, ex, {s, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(s - max)");
+            TileRef sum = block.fresh(1, {ex}, VectorEmitter::other_side(ex), "sum over keys", {ex});
+            e.reduce_rows(VxmOp::Add, DType::FP32, sum, ex, "sum over keys");
+            const TileRef sb = VectorEmitter::broadcast(sum, j.k_end);
+            half[hf] = block.replace(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
+            e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
+        }
+        // Pack the halves into one bf16 vector: its upper kLanes lanes come from the second half.
+        TileRef shifted = block.replace(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
+        e.shift(DType::BF16, shifted, half[1], kLanes, "pack probabilities");
+        TileRef p = block.replace(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
+        e.vxm(VxmOp::Add, DType::BF16, DType::BF16, p, {half[0], shifted}, std::nullopt, {}, "pack probabilities");
+        return p;
+    };
+    // Oᵀ = Vᵀ · Pᵀ over the visible key blocks, drained and stored; the job's tiles handed back.
+    auto output = [&](const Job &j, BlockTiles &block, const TileRef &p) {
+        const int64_t blocks = (j.k_end + ku - 1) / ku;
+        for (int64_t kb = 0; kb < blocks; ++kb)
+            mm(j, lw(j, VectorEmitter::rows_of(p, kb * ku, std::min(ku, j.k_end - kb * ku))), acc(j, Lk, Dv),
+               v_t[size_t(j.h)][size_t(j.copy * key_blocks + kb)], kb > 0);
+        const TileRef o_t = e.tile(2 * Dv, 1, int(job % 2), "attention output");
+        block.own(o_t);
+        drain(o_t, acc(j, Lk, Dv), std::nullopt);
+        chipsim::OffchipView ov;
+        ov.tensor = "O";
+        ov.offset = (j.h * Dv * Lqp + j.q0) * 4;
+        ov.outer = {{Dv, Lqp * 4}, {2, vl}};
+        ov.inner_bytes = vl;
+        e.store(ov, o_t, "output block");
+        block.retire_all();
+        if (!preload)
+            for (auto &tr : q_t[size_t(j.h)][size_t(j.qb)]) e.retire(tr);
+    };
+    // npu-edge issues its execute and vector queues side by side: a job's scores go in, then
+    // the output of the job before it, then this job's softmax, so that each softmax on the VXM
+    // runs under the next job's matmuls instead of between its own (the accumulator keeps the
+    // scores' rows and the output's apart; the output's matmuls come before the softmax in the
+    // program, so they wait for the softmax before, not for this one). tsp-mini interleaves a
+    // wave's jobs step by step instead (vector_emitter.h).
+    const bool pipelined = !e.streaming();
+    struct Pending {
+        Job job;
+        BlockTiles block;
+        TileRef p;
+    };
+    std::optional<Pending> pending;
+    auto finish_pending = [&] {
+        if (!pending) return;
+        output(pending->job, pending->block, pending->p);
+        pending.reset();
+    };
     // Jobs run in waves of one job per MXM plane, interleaved step by step (vector_emitter.h):
     // two jobs of a wave on one plane would interleave their weight installs into the same
     // buffers. A head's K and Vᵀ are loaded before its first wave.
@@ -151,109 +275,27 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             if (in_wave == 0) e.begin_wave();
             e.wave_lane(int(in_wave));
             if (!preload) load_queries(h, qb);
-            const int64_t q0 = qb * nu, k_end = op.causal ? std::min(Lk, q0 + nu) : Lk;
-            const int plane = int(job % planes);
-            const int64_t copy = plane % copies;
-            const int64_t base = (region[size_t(plane)]++ % sets) * (Lk + Dv);
-            auto acc = [&](int64_t first, int64_t rows) {
-                TileRef a;
-                a.memory = acc_mem->name;
-                a.bank = acc_mem->interleaved ? -1 : plane;
-                a.base = base + first;
-                a.count = rows;
-                return a;
-            };
-            auto lw = [&](const TileRef &w) {
-                Instruction in;
-                in.op = Opcode::MxmLw;
-                in.dtype = DType::BF16;
-                in.mxm = plane;
-                in.buffer = wbuf[size_t(plane)]++ % t.mxm.weight_buffers;
-                in.tiles = {w};
-                e.emit(in, "weights");
-                return in.buffer;
-            };
-            auto mm = [&](int buffer, const TileRef &a_acc, const TileRef &act, bool accumulate) {
-                Instruction in;
-                in.op = Opcode::MxmMm;
-                in.dtype = DType::BF16;
-                in.mxm = plane;
-                in.buffer = buffer;
-                in.accumulate = accumulate;
-                in.tiles = {a_acc, act};
-                e.emit(in, "matmul");
-            };
-            auto drain = [&](const TileRef &dst, const TileRef &a_acc, std::optional<double> s) {
-                Instruction in;
-                in.op = Opcode::MxmDrain;
-                in.dtype = DType::FP32;
-                in.out_dtype = DType::FP32;
-                in.has_out_dtype = true;
-                if (s) {
-                    in.has_scale = true;
-                    in.scale = *s;
-                }
-                in.tiles = {dst, a_acc};
-                e.emit(in, "drain");
-            };
+            Job j;
+            j.h = h;
+            j.qb = qb;
+            j.q0 = qb * nu;
+            j.k_end = op.causal ? std::min(Lk, j.q0 + nu) : Lk;
+            j.plane = int(job % planes);
+            j.copy = j.plane % copies;
+            j.base = (region[size_t(j.plane)]++ % sets) * (Lk + Dv);
             BlockTiles block(e);
-            // Sᵀ = K · Qᵀ, scaled on the way out of the accumulators.
-            for (int64_t kb = 0; kb < k_tiles; ++kb)
-                mm(lw(q_t[size_t(h)][size_t(qb)][size_t(kb)]), acc(0, k_end),
-                   VectorEmitter::rows_of(k_t[size_t(h)][size_t(copy * k_tiles + kb)], 0, k_end),
-                   kb > 0);
-            const TileRef s_t = e.tile(2 * k_end, 0, int(job % 2), "attention scores");
-            block.own(s_t);
-            drain(s_t, acc(0, k_end), scale);
-            // The softmax over keys, one half-block (a vector of fp32 lanes) at a time.
-            TileRef half[2];
-            for (int hf = 0; hf < 2; ++hf) {
-                TileRef s = VectorEmitter::rows_of(s_t, hf, k_end, 2);
-                if (op.causal) {
-                    const TileRef window = VectorEmitter::rows_of(mask, Lqp - (q0 + hf * kLanes), k_end);
-                    TileRef m = block.replace(s, {window, s}, VectorEmitter::side_of(s), "masked scores");
-                    e.vxm(VxmOp::Select, DType::FP32, DType::FP32, m, {window, s}, lowest, {}, "causal mask");
-                    s = m;
-                }
-                TileRef mx = block.fresh(1, {s}, VectorEmitter::other_side(s), "max over keys", {s});
-                e.reduce_rows(VxmOp::Max, DType::FP32, mx, s, "max over keys");
-                const TileRef mb = VectorEmitter::broadcast(mx, k_end);
-                TileRef ex = block.replace(s, {s, mb}, VectorEmitter::side_of(s), "exp");
-                e.vxm(VxmOp::Sub, DType::FP32, DType::FP32, ex, {s, mb}, std::nullopt, {ChainStep{VxmOp::Exp, false, 0}}, "exp(s - max)");
-                TileRef sum = block.fresh(1, {ex}, VectorEmitter::other_side(ex), "sum over keys", {ex});
-                e.reduce_rows(VxmOp::Add, DType::FP32, sum, ex, "sum over keys");
-                const TileRef sb = VectorEmitter::broadcast(sum, k_end);
-                half[hf] = block.replace(ex, {ex, sb}, VectorEmitter::side_of(ex), "probabilities");
-                e.vxm(VxmOp::Div, DType::FP32, DType::BF16, half[hf], {ex, sb}, std::nullopt, {}, "e / sum");
-            }
-            // Pack the halves into one bf16 vector: its upper kLanes lanes come from the second half.
-            TileRef shifted = block.replace(half[1], {half[1]}, VectorEmitter::other_side(half[0]), "shifted half", {half[0]});
-            e.shift(DType::BF16, shifted, half[1], kLanes, "pack probabilities");
-            TileRef p = block.replace(half[0], {half[0], shifted}, 0, "probabilities (bf16)");
-            e.vxm(VxmOp::Add, DType::BF16, DType::BF16, p, {half[0], shifted}, std::nullopt, {}, "pack probabilities");
-            // Oᵀ = Vᵀ · Pᵀ over the visible key blocks.
-            const int64_t blocks = (k_end + ku - 1) / ku;
-            for (int64_t kb = 0; kb < blocks; ++kb)
-                mm(lw(VectorEmitter::rows_of(p, kb * ku, std::min(ku, k_end - kb * ku))), acc(Lk, Dv), v_t[size_t(h)][size_t(copy * key_blocks + kb)],
-                   kb > 0);
-            const TileRef o_t = e.tile(2 * Dv, 1, int(job % 2), "attention output");
-            block.own(o_t);
-            drain(o_t, acc(Lk, Dv), std::nullopt);
-            chipsim::OffchipView ov;
-            ov.tensor = "O";
-            ov.offset = (h * Dv * Lqp + q0) * 4;
-            ov.outer = {{Dv, Lqp * 4}, {2, vl}};
-            ov.inner_bytes = vl;
-            e.store(ov, o_t, "output block");
-            block.retire_all();
-            if (!preload)
-                for (auto &tr : q_t[size_t(h)][size_t(qb)]) e.retire(tr);
-            max_rows = std::max(max_rows, k_end);
+            const TileRef s_t = scores(j, block);
+            finish_pending();
+            const TileRef p = softmax(j, block, s_t);
+            if (pipelined) pending.emplace(Pending{j, block, p});
+            else output(j, block, p);
+            max_rows = std::max(max_rows, j.k_end);
             if (++in_wave == wave) {
                 e.end_wave();
                 in_wave = 0;
             }
         }
+        finish_pending(); // before the head's K and Vᵀ are handed back
         if (!preload) {
             for (auto &tr : k_t[size_t(h)]) e.retire(tr);
             for (auto &tr : v_t[size_t(h)]) e.retire(tr);

@@ -4,6 +4,7 @@
 #include "chip_test_util.h"
 
 #include <tessera/chipsim/assembler.h>
+#include <tessera/chipsim/simulator.h>
 #include <tessera/codegen/chip_schedules.h>
 
 namespace tessera {
@@ -86,6 +87,43 @@ TEST(ChipAttention, Seq512FitsBothChips) {
             EXPECT_NO_THROW(compile_for_chip(Pipeline(ops::scaled_dot_product_attention(Q, K, V, o)), Target::named(chip), {{1, 512, 64}}))
                 << chip << (causal ? " causal" : "");
     }
+}
+
+// npu-edge issues its execute and vector queues side by side, so a job's softmax (VXM) runs
+// under the next job's matmuls: the program puts job 1's scores (the matmuls streaming L keys)
+// before job 0's output (streaming D value rows), and in the simulated timeline more than a
+// quarter of the VXM's time has a matmul running beside it (none when each job's softmax sat
+// between its own two matmuls). The result equals the reference.
+TEST(ChipAttention, OnNpuEdgeEachSoftmaxRunsUnderTheNextJobsMatmuls) {
+    const int64_t L = 256, D = 64;
+    Input Q(Float(32), {1, L, D}, "Q"), K(Float(32), {1, L, D}, "K"), V(Float(32), {1, L, D}, "V");
+    const Pipeline p(ops::scaled_dot_product_attention(Q, K, V));
+    const Bindings bind{{Q, test::random_buffer(Float(32), {1, L, D}, 71)},
+                        {K, test::random_buffer(Float(32), {1, L, D}, 72)},
+                        {V, test::random_buffer(Float(32), {1, L, D}, 73)}};
+    const ChipResult r = test::expect_matches_reference(p, {1, L, D}, bind, "npu-edge", BFloat(16), D);
+    const std::vector<chipsim::Instruction> &program = r.program.program.instructions;
+    std::string order; // a job's first score matmul 'S', its first output matmul 'O'
+    for (const chipsim::Instruction &in : program)
+        if (in.op == chipsim::Opcode::MxmMm && !in.accumulate) order += in.tiles[1].count == L ? 'S' : in.tiles[1].count == D ? 'O' : '?';
+    ASSERT_GE(order.size(), 4u);
+    EXPECT_EQ(order.substr(0, 4), "SSOS") << "job 1's scores before job 0's output";
+    const chipsim::TimingModel model(chipsim::load_target("npu-edge"));
+    chipsim::SimOptions timing_only;
+    timing_only.functional = false;
+    const chipsim::SimResult sim = chipsim::simulate(r.program.program, model, timing_only);
+    std::vector<std::pair<int64_t, int64_t>> matmuls, vector_ops;
+    for (const chipsim::InstructionTiming &it : sim.timings) {
+        const chipsim::Opcode op = program[size_t(it.index)].op;
+        if (op == chipsim::Opcode::MxmMm) matmuls.push_back({it.start, it.end});
+        if (op == chipsim::Opcode::Vxm || op == chipsim::Opcode::VxmReduce) vector_ops.push_back({it.start, it.end});
+    }
+    int64_t vector_time = 0, beside_a_matmul = 0;
+    for (const auto &[vb, ve] : vector_ops) {
+        vector_time += ve - vb;
+        for (const auto &[mb, me] : matmuls) beside_a_matmul += std::max<int64_t>(0, std::min(ve, me) - std::max(vb, mb));
+    }
+    EXPECT_GT(beside_a_matmul * 4, vector_time) << beside_a_matmul << " of " << vector_time << " VXM cycles beside a matmul";
 }
 
 TEST(ChipAttentionErrors, TooManyKeysForTheAccumulators) {
