@@ -195,6 +195,17 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             // its unit's; a dynamically issued array takes several blocks per tile.
             if (chip.issue == chipsim::IssueKind::Dynamic)
                 for (int64_t c : tile_sizes(width, n)) columns.push_back(c);
+            // And, for a conv, the most whole rows that fill the accumulator once or half of it
+            // (double-buffered) at each width: fewer weight installs per row than a power of
+            // two leaves (56-pixel rows, 32 columns: 9 rows, not 8).
+            if (rows_per_row > 1)
+                for (const chipsim::MemoryDesc &mem : chip.memories)
+                    if (mem.accumulator)
+                        for (int64_t c : tile_sizes(width, n))
+                            for (int64_t share : {1, 2}) {
+                                const int64_t r = std::min(m, mem.total_rows() / share / (rows_per_row * ((c + width - 1) / width)));
+                                if (r > 0 && std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+                            }
         }
         int acc_banks = 0;
         for (const chipsim::MemoryDesc &mem : chip.memories)

@@ -169,6 +169,43 @@ TEST(AutotuneChip, TunedMatmulMatchesTheReferenceAndIsNoSlowerThanTheLibrary) {
     expect_tuned_beats_library("npu-edge", 256, 128, 128);
 }
 
+// A conv's npu-edge tile (whole output rows by channels) is searched: Z3 counts a row of the
+// tile as the output's width of accumulator rows, so tiles too tall for the ACC are proven
+// infeasible and never compiled, and no approved tile is refused; the most rows that fill the
+// accumulator are among the candidates (9 rows of 28 pixels at 64 channels: 504 of 1024 rows,
+// double-buffered); the winner beats the library's tile and equals the reference.
+TEST(AutotuneChip, AConvsTileIsSearchedInWholeOutputRows) {
+    Input X(Int(8), {1, 28, 28, 64}, "X"), Wt(Int(8), {3, 3, 64, 64}, "Wt");
+    ops::Conv2dOptions opt;
+    opt.padding = 1;
+    opt.layout = ops::Layout::NHWC;
+    Pipeline p(ops::conv2d(X, Wt, opt));
+    const std::vector<std::vector<int64_t>> shapes{{1, 28, 28, 64}};
+    Buffer<> x(Int(8), {1, 28, 28, 64}), w(Int(8), {3, 3, 64, 64});
+    x.fill_random(21);
+    w.fill_random(22);
+    const Bindings bindings{{X, x}, {Wt, w}};
+    TuneOptions o;
+    o.budget = 24;
+    o.threads = 2;
+    const TuneResult r = autotune(p, shapes, Target::named("npu-edge"), o);
+    EXPECT_EQ(r.approved_but_refused, 0);
+    EXPECT_EQ(r.wrong, 0);
+    EXPECT_LT(r.best_cycles, r.library_cycles);
+    bool too_tall = false, fills_half = false;
+    for (const std::string &why : r.infeasible_reasons) too_tall |= why.find("accumulator rows") != std::string::npos;
+    for (const TuneTrial &t : r.history) fills_half |= t.candidate.find("tile 9x") != std::string::npos;
+    EXPECT_TRUE(too_tall) << "28 rows of 28 pixels at 64 channels need 1568 accumulator rows";
+    EXPECT_TRUE(fills_half);
+    p.set_schedule(r.best);
+    const ChipResult run = realize_on_chip(p, shapes, bindings, Target::named("npu-edge"));
+    EXPECT_EQ(run.report.cycles, r.best_cycles);
+    VerifyOptions full;
+    full.mode = VerifyMode::Full;
+    const Verification v = verify_outputs(p, shapes, bindings, run.outputs, full);
+    EXPECT_TRUE(v.passed) << v.mismatch;
+}
+
 TEST(AutotuneChip, ProvenInfeasibleCandidatesAreCountedWithReasonsAndNeverMeasured) {
     Matmul mm(2048, 64, 64);
     TuneOptions o;
