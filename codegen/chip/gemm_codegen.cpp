@@ -1077,28 +1077,9 @@ struct ImageBands {
     int buffers = 1;        ///< Two where the tiles read several bands: the next loads as one runs.
 };
 
-/// The bands of a conv's image for output tiles of `tm` rows, or none where a pixel's K blocks
-/// do not fall on whole rows (the kernel then loads each tap's window).
-std::optional<ImageBands> image_bands(const GemmKernel &kk, const Emitter &e, int64_t tm, bool pack, int64_t row_bytes,
-                                      int64_t spad_rows, int64_t bands_read) {
-    if (!kk.conv) return std::nullopt;
-    const auto &c = *kk.conv;
-    const int64_t block_bytes = e.ku * e.es, pixel_bytes = c.cp * e.es;
-    if (pixel_bytes % block_bytes != 0 || row_bytes % block_bytes != 0) return std::nullopt;
-    ImageBands b;
-    const int64_t blocks = pixel_bytes / block_bytes;
-    // Two blocks a row where the kernel packs rows and a pixel is whole rows; else one block a
-    // row, a block narrower than a row repeated to fill it (the array reads its first lanes).
-    b.blocks_per_row = pack && row_bytes == 2 * block_bytes && pixel_bytes % row_bytes == 0 ? 2 : 1;
-    b.rows_per_pixel = blocks / b.blocks_per_row;
-    b.image_rows = std::min(c.hp, (tm / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
-    b.rows = b.image_rows * c.wp * blocks;
-    b.buffers = bands_read > 1 ? 2 : 1;
-    // At most half the scratchpad, the rest to B's slots and the results: a band of a wide 1x1
-    // conv's image (1024 channels of 14x14: three quarters of it) left B four slots and was
-    // slower than loading each window (88,098 cycles against 79,557).
-    if (2 * b.buffers * b.rows > spad_rows) return std::nullopt;
-    return b;
+/// The padded image rows the windows of `pixels` output pixels (whole output rows) read.
+int64_t band_image_rows(const GemmKernel::Conv &c, int64_t pixels) {
+    return std::min(c.hp, (pixels / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
 }
 
 /// npu-edge's output tile rows: the directive's, else the default; a conv's whole output rows.
@@ -1107,14 +1088,32 @@ int64_t npu_tile_rows(const GemmKernel &kk, const chipsim::Target &t) {
     return kk.conv ? std::max<int64_t>(1, rows / kk.conv->ow) * kk.conv->ow : rows;
 }
 
-/// The image bands of an npu-edge conv kernel, or none (image_bands).
-std::optional<ImageBands> npu_image_bands(const GemmKernel &kk, const Emitter &e) {
-    const chipsim::Target &t = e.t;
+/// The bands of an npu-edge conv kernel's image, or none where a pixel's K blocks do not fall
+/// on whole scratchpad rows or the bands would take more than half of it (the kernel then loads
+/// each tap's window).
+std::optional<ImageBands> npu_image_bands(const GemmKernel &kk, const chipsim::Target &t) {
+    if (!kk.conv) return std::nullopt;
+    const auto &c = *kk.conv;
     const chipsim::MemoryDesc *spad = nullptr;
     for (auto &m : t.memories)
         if (!m.accumulator) spad = &m;
-    const int64_t tm = npu_tile_rows(kk, t);
-    return image_bands(kk, e, tm, npu_packs_operand_rows(kk, t), spad->row_bytes, spad->total_rows(), kk.groups * ((kk.m + tm - 1) / tm));
+    const int64_t es = chipsim::dtype_bytes(kk.in_dtype), row_bytes = spad->row_bytes;
+    const int64_t block_bytes = t.mxm_shape(kk.in_dtype).k * es, pixel_bytes = c.cp * es;
+    if (pixel_bytes % block_bytes != 0 || row_bytes % block_bytes != 0) return std::nullopt;
+    const int64_t tm = npu_tile_rows(kk, t), blocks = pixel_bytes / block_bytes;
+    ImageBands b;
+    // Two blocks a row where the kernel packs rows and a pixel is whole rows; else one block a
+    // row, a block narrower than a row repeated to fill it (the array reads its first lanes).
+    b.blocks_per_row = npu_packs_operand_rows(kk, t) && row_bytes == 2 * block_bytes && pixel_bytes % row_bytes == 0 ? 2 : 1;
+    b.rows_per_pixel = blocks / b.blocks_per_row;
+    b.image_rows = band_image_rows(c, tm);
+    b.rows = b.image_rows * c.wp * blocks;
+    b.buffers = kk.groups * ((kk.m + tm - 1) / tm) > 1 ? 2 : 1;
+    // At most half the scratchpad, the rest to B's slots and the results: a band of a wide 1x1
+    // conv's image (1024 channels of 14x14: three quarters of it) left B four slots and was
+    // slower than loading each window (88,098 cycles against 79,557).
+    if (2 * b.buffers * b.rows > spad->total_rows()) return std::nullopt;
+    return b;
 }
 
 /// emit_npu with a conv's image read by bands (image_bands) where `bands_allowed`, else by each
@@ -1161,7 +1160,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     // first lanes of another row, where the array reads it. A then travels in pairs of K blocks.
     const bool pack = npu_packs_operand_rows(kk, t);
     // A conv's image by bands: their buffers sit at the scratchpad's end, the slots before them.
-    const std::optional<ImageBands> bands = bands_allowed ? npu_image_bands(kk, e) : std::nullopt;
+    const std::optional<ImageBands> bands = bands_allowed ? npu_image_bands(kk, t) : std::nullopt;
     const bool raw = kk.conv && kk.conv->raw_image;
     if (raw && !bands) throw Error("chip backend: internal: an unpadded conv image must be read by bands");
     // An unpadded image's bands: the last scratchpad row holds zeros (the row before it, the
@@ -1309,13 +1308,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     auto shift_second_half = [&](const TileRef &packed, int64_t rows, const std::string &what) {
         TileRef dst = packed;
         dst.base += rows;
-        Instruction in;
-        in.op = Opcode::SxmShift;
-        in.dtype = kk.in_dtype;
-        in.has_imm = true;
-        in.imm = -double(e.ku); // lane l takes lane l + ku
-        in.tiles = {dst, packed};
-        e.emit(in, what);
+        e.emit(sxm_shift(kk.in_dtype, dst, packed, -e.ku), what); // lane l takes lane l + ku
     };
     auto emit_load = [&](const Need &n, int slot) {
         const Job &j = jobs[n.job];
@@ -1405,13 +1398,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
             e.load(source, v, "a row to make zeros from");
             zero_row = source;
             zero_row.base += 1;
-            Instruction in;
-            in.op = Opcode::SxmShift;
-            in.dtype = chipsim::DType::Int8;
-            in.has_imm = true;
-            in.imm = double(spad->row_bytes);
-            in.tiles = {zero_row, source};
-            e.emit(in, "zero row");
+            e.emit(sxm_shift(chipsim::DType::Int8, zero_row, source, spad->row_bytes), "zero row"); // every byte shifted out
         }
         Instruction in;
         in.op = Opcode::MemCopy;
@@ -1423,7 +1410,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     };
     auto load_band = [&](const Job &j, int buffer) {
         const auto &c = *kk.conv;
-        const int64_t image_rows = std::min(bands->image_rows, (rows_of(j) / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
+        const int64_t image_rows = band_image_rows(c, rows_of(j));
         const int64_t rpp = bands->rows_per_pixel, half = image_rows * c.wp * rpp, first_row = j.mt * TM / c.ow * c.sh;
         TileRef at = slot_tile(0, half);
         at.base = band_base(buffer);
@@ -1463,7 +1450,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
         const Job &j = jobs[x];
         const auto &c = *kk.conv;
         const int64_t k0 = kb * e.ku, tap = k0 / c.cp, block = k0 % c.cp / e.ku, dy = tap / c.kw, dx = tap % c.kw;
-        const int64_t image_rows = std::min(bands->image_rows, (rows_of(j) / c.ow - 1) * c.sh + (c.kh - 1) * c.dh + 1);
+        const int64_t image_rows = band_image_rows(c, rows_of(j));
         TileRef a = slot_tile(0, c.ow);
         a.base = band_base(band_of_job[x]) +
                  ((r * c.sh + dy * c.dh) * c.wp + dx * c.dw) * bands->rows_per_pixel + block / bands->blocks_per_row +
@@ -1575,7 +1562,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
 std::vector<ChipOp> emit_npu(const GemmKernel &kk, const chipsim::TimingModel &model, std::string &summary) {
     if (!kk.conv) return emit_npu_tiles(kk, model, summary, false);
     if (kk.conv->raw_image) return emit_npu_tiles(kk, model, summary, true); // no padded image to fall back on
-    if (npu_image_bands(kk, Emitter(kk, model))) {
+    if (npu_image_bands(kk, model.target())) {
         try {
             return emit_npu_tiles(kk, model, summary, true);
         } catch (const Error &) {
@@ -1650,7 +1637,7 @@ std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DT
 
 bool npu_reads_image_bands(const GemmKernel &kernel, const chipsim::TimingModel &model) {
     if (model.target().issue == chipsim::IssueKind::Static || !kernel.conv) return false;
-    return npu_image_bands(kernel, Emitter(kernel, model)).has_value();
+    return npu_image_bands(kernel, model.target()).has_value();
 }
 
 std::vector<std::string> tile_order_values(const chipsim::Target &t) {

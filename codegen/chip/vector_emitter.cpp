@@ -229,13 +229,7 @@ void VectorEmitter::reduce_rows(VxmOp kind, DType dtype, const TileRef &dst, con
 }
 
 void VectorEmitter::shift(DType dtype, const TileRef &dst, const TileRef &src, int64_t by, const std::string &what) {
-    Instruction in;
-    in.op = Opcode::SxmShift;
-    in.dtype = dtype;
-    in.has_imm = true;
-    in.imm = double(by);
-    in.tiles = {dst, src};
-    emit(in, what);
+    emit(sxm_shift(dtype, dst, src, by), what);
 }
 
 void VectorEmitter::copy(const TileRef &dst, const TileRef &src, const std::string &what) {
@@ -247,6 +241,16 @@ void VectorEmitter::copy(const TileRef &dst, const TileRef &src, const std::stri
 
 std::vector<Instruction> VectorEmitter::schedule() {
     return streaming_ ? schedule_static_either_order(ops_, model_) : insert_semaphores(ops_, model_);
+}
+
+Instruction sxm_shift(DType dtype, const TileRef &dst, const TileRef &src, int64_t by) {
+    Instruction in;
+    in.op = Opcode::SxmShift;
+    in.dtype = dtype;
+    in.has_imm = true;
+    in.imm = double(by);
+    in.tiles = {dst, src};
+    return in;
 }
 
 chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes) {

@@ -145,6 +145,9 @@ private:
 
 /// An off-chip view of `rows` rows of `row_bytes` contiguous bytes, consecutive rows `stride`
 /// bytes apart, starting `offset` bytes into `tensor`.
+/// sxm.shift dst, src, #by: lane l of each of dst's rows takes lane l - by of src's (zero past
+/// the ends).
+chipsim::Instruction sxm_shift(chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src, int64_t by);
 chipsim::OffchipView strided_rows(const std::string &tensor, int64_t offset, int64_t rows, int64_t stride, int64_t row_bytes);
 /// strided_rows for a matrix unit's operand: a row narrower than a vector (`vector_bytes`) is
 /// repeated to fill it, and the unit reads only its first elements.
