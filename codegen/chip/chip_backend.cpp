@@ -335,11 +335,10 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     // R * OW accumulator rows) and output channels (whole MXM columns); tsp-mini's waves of
     // planes cut the rows themselves.
     if (t.issue == chipsim::IssueKind::Dynamic) {
-        const std::vector<std::string> args = g.product.args(); // by value: the names below refer into it
-        const std::string &rows_var = args.at(cv.nchw ? 2 : 1), &channels_var = args.at(cv.nchw ? 1 : 3);
+        const GemmPattern::ConvTileLoops loops = g.conv_tile_loops();
         auto split = [&](const std::string &var, int64_t factor) {
-            if (var == rows_var) base.tile_m = std::min(factor, OH) * OW;
-            if (var == channels_var) base.tile_n = std::min(round_up(factor, unit.n), Op);
+            if (var == loops.rows) base.tile_m = std::min(factor, OH) * OW;
+            if (var == loops.channels) base.tile_n = std::min(round_up(factor, unit.n), Op);
         };
         for (const Directive &d : g.product.contents()->schedule.stage(1)) {
             if (d.kind == DirectiveKind::Split) split(d.vars.at(0), d.factors.at(0));

@@ -150,11 +150,11 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
         if (t.issue == chipsim::IssueKind::Dynamic) {
             const std::vector<int64_t> &shape = output_shapes.at(0);
             const internal::chip::ConvParams &cv = *g.conv;
-            const std::vector<std::string> &args = g.product.args();
-            const std::string &y = args.at(cv.nchw ? 2 : 1), &c = args.at(cv.nchw ? 1 : 3);
-            const int64_t ow = shape.at(cv.nchw ? 3 : 2), oh = shape.at(cv.nchw ? 2 : 1);
+            const internal::chip::GemmPattern::ConvTileLoops loops = g.conv_tile_loops();
+            const std::string &y = loops.rows, &c = loops.channels;
+            const int64_t ow = shape.at(size_t(loops.rows_dim + 1)), oh = shape.at(size_t(loops.rows_dim));
             const std::vector<int64_t> image = constant_shape(*g.a);
-            const int64_t cg = (cv.nchw ? image.at(1) : image.at(3)) / cv.groups, og = shape.at(cv.nchw ? 1 : 3) / cv.groups;
+            const int64_t cg = image.at(size_t(loops.channels_dim)) / cv.groups, og = shape.at(size_t(loops.channels_dim)) / cv.groups;
             const chipsim::DType dtype = g.a->type() == Int(8) ? chipsim::DType::Int8 : chipsim::DType::BF16;
             const chipsim::MxmShape &unit = t.mxm_shape(dtype);
             auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };

@@ -65,6 +65,17 @@ struct GemmPattern {
     bool fits_library_kernel(const std::vector<int64_t> &output_shape) const {
         return conv.has_value() || library_batch_dim(output_shape).has_value();
     }
+    /// A conv's loops a chip tile cuts, as the product names them, and their output dimensions:
+    /// the output rows (y; a tile takes whole ones) and the output channels.
+    struct ConvTileLoops {
+        std::string rows, channels;
+        int rows_dim = 0, channels_dim = 0;
+    };
+    ConvTileLoops conv_tile_loops() const {
+        const int rows_dim = conv->nchw ? 2 : 1, channels_dim = conv->nchw ? 1 : 3;
+        const std::vector<std::string> args = product.args();
+        return {args.at(size_t(rows_dim)), args.at(size_t(channels_dim)), rows_dim, channels_dim};
+    }
 };
 
 /// Matches `p`'s single output against the form above. Throws tessera::Error saying which part
