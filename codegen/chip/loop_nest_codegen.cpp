@@ -711,14 +711,8 @@ private:
         }
         if (!o.packed && o.copy_tensor.empty()) return;
         if (v.count % 2 != 0) throw OddRowsToPack{};
-        // Stored only packed, a value the last VXM op computed is packed by that op itself
-        // (free: a narrowing op costs what the plain one does); else by a cast of its own.
-        const auto producer = o.packed ? emitter_.last_vxm_writing(v) : std::nullopt;
-        // The packed tile is written by the producer (away from its sources) or by the cast of v.
-        const std::vector<TileRef> sources = producer && !producer->empty() ? *producer : std::vector<TileRef>{v};
-        const TileRef half = tiles.fresh(v.count / 2, sources, VectorEmitter::other_side(sources.front()), what + " packed to bf16");
-        if (producer) emitter_.pack_last_vxm(v, half, DType::BF16);
-        else emitter_.vxm(VxmOp::Cast, DType::FP32, DType::BF16, half, {v}, std::nullopt, {}, what + " rounded to bf16");
+        // Stored only packed, a value the last VXM op computed is packed by that op itself.
+        const TileRef half = pack_rows_to_bf16(emitter_, tiles, v, o.packed, what);
         view.tensor = o.packed ? o.tensor : o.copy_tensor;
         view.offset /= 2;
         view.inner_bytes /= 2;

@@ -217,13 +217,9 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             Y = rows;
         }
         if (narrow && !row_major) { // columns 2k and 2k+1 of the block's rows in bf16 row k
-            // Packed by the op that computed Y (a narrowing op costs what the plain one does),
-            // else by a cast; column c goes to Y[c, the block's rows] at 2 bytes an element.
-            const auto producer = e.last_vxm_writing(Y);
-            const std::vector<TileRef> sources = producer && !producer->empty() ? *producer : std::vector<TileRef>{Y};
-            const TileRef packed = block.fresh(C / 2, sources, VectorEmitter::other_side(sources.front()), "a block's result in bf16");
-            if (producer) e.pack_last_vxm(Y, packed, DType::BF16);
-            else e.vxm(VxmOp::Cast, f32, DType::BF16, packed, {Y}, std::nullopt, {}, "result rounded to bf16");
+            // Packed by the op that computed Y; column c goes to Y[c, the block's rows] at 2
+            // bytes an element.
+            const TileRef packed = pack_rows_to_bf16(e, block, Y, true, "a block's result");
             e.store(strided_rows("Y", b * kLanes * 2, C, P * 2, kLanes * 2), packed, "result block (bf16)");
         } else if (!narrow) {
             e.store(block_view("Y", b), Y, "result block");

@@ -243,6 +243,16 @@ std::vector<Instruction> VectorEmitter::schedule() {
     return streaming_ ? schedule_static_either_order(ops_, model_) : insert_semaphores(ops_, model_);
 }
 
+TileRef pack_rows_to_bf16(VectorEmitter &e, BlockTiles &tiles, const TileRef &v, bool by_producer, const std::string &what) {
+    const auto producer = by_producer ? e.last_vxm_writing(v) : std::nullopt;
+    // The packed tile is written by the producer (away from its sources) or by the cast of v.
+    const std::vector<TileRef> sources = producer && !producer->empty() ? *producer : std::vector<TileRef>{v};
+    const TileRef packed = tiles.fresh(v.count / 2, sources, VectorEmitter::other_side(sources.front()), what + " packed to bf16");
+    if (producer) e.pack_last_vxm(v, packed, DType::BF16);
+    else e.vxm(VxmOp::Cast, DType::FP32, DType::BF16, packed, {v}, std::nullopt, {}, what + " rounded to bf16");
+    return packed;
+}
+
 Instruction sxm_shift(DType dtype, const TileRef &dst, const TileRef &src, int64_t by) {
     Instruction in;
     in.op = Opcode::SxmShift;

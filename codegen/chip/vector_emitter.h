@@ -198,4 +198,10 @@ private:
     std::vector<chipsim::TileRef> tiles_;
 };
 
+/// `v`'s rows packed two by two into bf16 rows of a fresh tile of `tiles`: by the VXM op that
+/// just computed v where `by_producer` and there is one (v itself is then never written: a
+/// narrowing op costs what the plain one does), else by a cast of its own.
+chipsim::TileRef pack_rows_to_bf16(VectorEmitter &e, BlockTiles &tiles, const chipsim::TileRef &v, bool by_producer,
+                                   const std::string &what);
+
 } // namespace tessera::internal::chip
