@@ -143,9 +143,10 @@ struct ChipLayoutRequests {
     /// Output Func name -> the dtype to store it in, for a value whose every reader rounds it to
     /// that dtype anyway (the stored values are then those the readers read). Taken today, on
     /// either chip: bf16 for an fp32 matmul or conv, packed by the drain or the epilogue's last
-    /// VXM step (gemm_packs_output), and for an fp32 output of a kernel compiled from its loop
-    /// nest, packed by the VXM op that computes a stored tile or by a cast. The value then
-    /// crosses DRAM (npu-edge) or the host link (tsp-mini) at half the bytes.
+    /// VXM step (gemm_packs_output); for an fp32 output of a kernel compiled from its loop nest,
+    /// and for the library softmax and layernorm (in the chip's own layout; row-major only with
+    /// an even number of vectors a row), packed by the VXM op that computes a stored tile or by a
+    /// cast. The value then crosses DRAM (npu-edge) or the host link (tsp-mini) at half the bytes.
     std::map<std::string, chipsim::DType> output_dtype;
     /// Output Func name -> a dtype to store a second copy of it in, in the chip's DRAM, for
     /// later kernels that round it to that dtype where other readers (or the caller) take it
