@@ -139,7 +139,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
     const double lowest = double(std::numeric_limits<float>::lowest());
     // One job's place: its head, queries, visible keys, plane and accumulator region.
     struct Job {
-        int64_t h = 0, qb = 0, q0 = 0, k_end = 0, copy = 0, base = 0;
+        int64_t index = 0, h = 0, qb = 0, q0 = 0, k_end = 0, copy = 0, base = 0;
         int plane = 0;
     };
     auto acc = [&](const Job &j, int64_t first, int64_t rows) {
@@ -188,7 +188,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
         for (int64_t kb = 0; kb < k_tiles; ++kb)
             mm(j, lw(j, q_t[size_t(j.h)][size_t(j.qb)][size_t(kb)]), acc(j, 0, j.k_end),
                VectorEmitter::rows_of(k_t[size_t(j.h)][size_t(j.copy * k_tiles + kb)], 0, j.k_end), kb > 0);
-        const TileRef s_t = e.tile(2 * j.k_end, 0, int(job % 2), "attention scores");
+        const TileRef s_t = e.tile(2 * j.k_end, 0, int(j.index % 2), "attention scores");
         block.own(s_t);
         drain(s_t, acc(j, 0, j.k_end), scale);
         return s_t;
@@ -229,7 +229,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
         for (int64_t kb = 0; kb < blocks; ++kb)
             mm(j, lw(j, VectorEmitter::rows_of(p, kb * ku, std::min(ku, j.k_end - kb * ku))), acc(j, Lk, Dv),
                v_t[size_t(j.h)][size_t(j.copy * key_blocks + kb)], kb > 0);
-        const TileRef o_t = e.tile(2 * Dv, 1, int(job % 2), "attention output");
+        const TileRef o_t = e.tile(2 * Dv, 1, int(j.index % 2), "attention output");
         block.own(o_t);
         drain(o_t, acc(j, Lk, Dv), std::nullopt);
         chipsim::OffchipView ov;
@@ -276,6 +276,7 @@ void compile_attention(ChipProgram &cp, const AttentionOp &op, const std::vector
             e.wave_lane(int(in_wave));
             if (!preload) load_queries(h, qb);
             Job j;
+            j.index = job;
             j.h = h;
             j.qb = qb;
             j.q0 = qb * nu;
