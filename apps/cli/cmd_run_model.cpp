@@ -235,7 +235,7 @@ int run(const RunModelOptions &o) {
             }
             for (size_t g = 0; g < chip_run.programs.size(); ++g)
                 if (chip_run.programs[g].kernels.size() > 1)
-                    std::printf("  program %zu: kernels %zu..%zu linked, %zu intermediates in DRAM, %lld cycles, host I/O %lld cycles\n", g,
+                    std::printf("  program %zu: kernels %zu..%zu linked, %zu intermediates kept on chip, %lld cycles, host I/O %lld cycles\n", g,
                                 chip_run.programs[g].kernels.front(), chip_run.programs[g].kernels.back(),
                                 chip_program.programs[g].buffers.size(), static_cast<long long>(chip_run.programs[g].report.cycles),
                                 static_cast<long long>(chip_run.programs[g].report.host_io_cycles));

@@ -503,6 +503,8 @@ ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const ChipLayoutRequests &layouts) {
     (void)bindings;
     ChipProgram cp = compile_pipeline(pipeline, target, output_shapes, layouts);
+    // Compiled within the rows the caller left it; it runs on the whole chip.
+    if (layouts.reserved_rows > 0) cp.target = chip_target_description(target);
     cp.problem = internal::chip::problem_size(pipeline, output_shapes);
     // An output stored narrower at the caller's request (ChipLayoutRequests::output_dtype: every
     // reader rounds it so) crosses at that width, as an Input the MXM rounds does: its bytes
@@ -543,6 +545,14 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
     internal::check_realize_request(pipeline, output_shapes);
     ChipProgram cp;
     cp.target = chip_target_description(target);
+    if (layouts.reserved_rows > 0)
+        for (chipsim::MemoryDesc &m : cp.target.memories) {
+            if (m.accumulator) continue;
+            if (layouts.reserved_rows >= m.rows_per_bank)
+                throw Error("chip backend: " + std::to_string(layouts.reserved_rows) + " rows reserved in every bank of " + m.name +
+                            " leave the kernel none (a bank holds " + std::to_string(m.rows_per_bank) + ")");
+            m.rows_per_bank -= layouts.reserved_rows;
+        }
     for (const Func &o : pipeline.outputs()) cp.output_types.push_back(o.type());
     if (auto v = internal::chip::recognize_vector_op(pipeline)) {
         internal::chip::check_vector_op_schedule(pipeline, *v);

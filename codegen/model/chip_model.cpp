@@ -17,6 +17,7 @@
 #include "tessera/ir_operator.h"
 #include "tessera/realize.h"
 #include "head_output_map.h"
+#include "mem_resident_link.h"
 
 namespace tessera {
 
@@ -119,18 +120,14 @@ bool is_output(const std::vector<std::string> &outputs, const std::string &value
 ///  - to store its value in the dtype every reader rounds it to (bf16 read by the MXM), where
 ///    it is no model output and stored wider: the stored values are then those the readers read.
 /// The new program is kept when it took a request and, when `no_slower`, is no slower end to
-/// end on its own, so that link_chip_model can keep the value in DRAM (without `no_slower` the
-/// caller judges the linked model instead). A kernel that cannot take its requests together is
+/// end on its own, so that linking can keep the value on chip (in DRAM, link_chip_model, or in
+/// memory, link_in_mem; without `no_slower` the caller judges the linked model instead). A kernel that cannot take its requests together is
 /// tried with each kind alone. Returns the requests each kernel took (empty: none); counts in
 /// `slower` the kernels that took a request only in a program slower on its own (not kept).
 std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs,
                                                  const Target &target, bool no_slower, int &slower) {
     std::vector<ChipLayoutRequests> taken(kernels.size());
     if (kernels.empty()) return taken;
-    // Only a chip with DRAM links kernels (link_chip_model), so only there does a reader find a
-    // value in its writer's layout; elsewhere (tsp-mini) every value crosses the host link
-    // between kernels, and a narrower store halves what crosses.
-    const bool linked = kernels.front().program.target.dram.bytes > 0;
     std::map<std::string, std::vector<int>> written; // value -> the chip dimensions of its one output map
     std::map<std::string, size_t> writer;
     for (size_t i = 0; i < kernels.size(); ++i)
@@ -144,7 +141,7 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
         ChipLayoutRequests orders, narrow;
         for (const ChipTensorMap &m : k.program.tensors) {
             auto w = written.find(m.source);
-            if (!linked || m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
+            if (m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;
             // The writer's order of the value's dimensions in chip memory, outermost first (one
             // of extent 1 that it leaves out of chip memory first: anywhere would do).
             const std::vector<int> &chip_dim = w->second;
@@ -250,21 +247,30 @@ struct LinkedModel {
     std::vector<ChipModelKernel> kernels;
     std::vector<ChipModelSegment> programs;
     int64_t cycles = 0;
-    bool targets_dram = false; ///< Whether layouts were agreed at all (only a chip with DRAM links kernels).
-    int slower = 0;            ///< Kernels that took a request only in a program slower on its own.
+    int slower = 0; ///< Kernels that took a request only in a program slower on its own.
 };
 
-/// `kernels` after layout agreement (agree_on_layouts(.., no_slower)), linked. Copies pay only
+/// `kernels` after layout agreement (agree_on_layouts(.., no_slower)), linked: on a chip without
+/// DRAM with values kept in memory (link_in_mem) when that has fewer cycles end to end. Copies pay only
 /// where they let kernels share a program: the model is linked with them (each one no kernel of
 /// its program reads dropped again) and without, and the one with fewer cycles end to end is
 /// kept (ties: no copies).
 LinkedModel link_with_layouts(std::vector<ChipModelKernel> kernels, const std::vector<std::string> &outputs, const Target &target,
                               bool no_slower) {
     LinkedModel m;
-    m.targets_dram = !kernels.empty() && kernels.front().program.target.dram.bytes > 0;
     const std::vector<ChipLayoutRequests> taken = agree_on_layouts(kernels, outputs, target, no_slower, m.slower);
     m.programs = link_chip_model(kernels, outputs);
-    m.cycles = m.targets_dram ? model_cycles(m.programs) : 0;
+    m.cycles = model_cycles(m.programs);
+    // A chip without DRAM keeps values in its memory instead, where that is faster end to end.
+    if (std::optional<internal::MemLinkedModel> in_mem = internal::link_in_mem(kernels, taken, outputs, target)) {
+        const int64_t cycles = model_cycles(in_mem->programs);
+        if (cycles < m.cycles) {
+            m.kernels = std::move(in_mem->kernels);
+            m.programs = std::move(in_mem->programs);
+            m.cycles = cycles;
+            return m;
+        }
+    }
     std::vector<ChipModelKernel> with_copies = kernels;
     if (add_copies(with_copies, taken, target) > 0) {
         std::vector<ChipModelSegment> linked = link_chip_model(with_copies, outputs);

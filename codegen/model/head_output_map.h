@@ -25,6 +25,13 @@ inline const ChipTensorMap *head_output_map(const ChipModelKernel &k) {
 /// (link_chip_model.cpp: the test for keeping the value in DRAM between them).
 const ChipTensorMap *stored_for(const ChipModelKernel &producer, const ChipProgram &consumer, const ChipTensorMap &read);
 
+/// Two input maps of one source that the host fills identically (so one tensor serves both).
+bool same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram &b, const ChipTensorMap &y);
+
+/// Declares kernel `kernel`'s host tensor of map `m` in the linked program `out` under its
+/// linked name (no file), with its map; returns the name.
+std::string declare_linked_tensor(ChipProgram &out, size_t kernel, const ChipProgram &kernel_program, const ChipTensorMap &m);
+
 /// The name kernel `kernel`'s program tensor `tensor` takes in a linked program.
 inline std::string linked_tensor_name(size_t kernel, const std::string &tensor) { return "k" + std::to_string(kernel) + "_" + tensor; }
 

@@ -66,12 +66,26 @@ bool same_bytes(const ChipProgram &producer, const ChipTensorMap &written, const
     return w && r && *w == *r;
 }
 
-/// Two input maps of one source that the host fills identically (so one tensor serves both).
-bool same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram &b, const ChipTensorMap &y) {
+} // namespace
+
+std::string internal::declare_linked_tensor(ChipProgram &out, size_t kernel, const ChipProgram &kernel_program, const ChipTensorMap &m) {
+    chipsim::TensorDecl d = decl_of(kernel_program, m);
+    d.name = linked_tensor_name(kernel, m.tensor);
+    d.file.clear();
+    out.program.tensors.push_back(d);
+    ChipTensorMap mm = m;
+    mm.tensor = d.name;
+    out.tensors.push_back(mm);
+    return d.name;
+}
+
+bool internal::same_input(const ChipProgram &a, const ChipTensorMap &x, const ChipProgram &b, const ChipTensorMap &y) {
     return x.source == y.source && x.chip_shape == y.chip_shape && x.source_shape == y.source_shape &&
            x.chip_dim_of_source == y.chip_dim_of_source && x.chip_offset == y.chip_offset && x.chip_limit == y.chip_limit &&
            x.constant == y.constant && x.pad_value == y.pad_value && decl_of(a, x).dtype == decl_of(b, y).dtype;
 }
+
+namespace {
 
 /// The highest semaphore a kernel's program uses, -1 for none.
 int highest_semaphore_of(const ChipModelKernel &k) {
@@ -144,19 +158,13 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
                 continue;
             }
             const auto same = std::find_if(host_inputs.begin(), host_inputs.end(), [&](const auto &h) {
-                return same_input(kernels[members[h.first]].program, *h.second, cp, m);
+                return internal::same_input(kernels[members[h.first]].program, *h.second, cp, m);
             });
             if (same != host_inputs.end()) {
                 rename[m.tensor] = internal::linked_tensor_name(members[same->first], same->second->tensor);
                 continue;
             }
-            chipsim::TensorDecl d = decl;
-            d.name = rename[m.tensor] = linked_name(m.tensor);
-            d.file.clear();
-            out.program.tensors.push_back(d);
-            ChipTensorMap mm = m;
-            mm.tensor = d.name;
-            out.tensors.push_back(mm);
+            rename[m.tensor] = internal::declare_linked_tensor(out, members[i], cp, m);
             host_inputs.emplace_back(i, &m);
         }
         for (const chipsim::TensorDecl &decl : cp.program.tensors) // the kernel's own DRAM tensors (copies)

@@ -310,3 +310,58 @@ TEST(ChipMatmulTsp, DrainsHideUnderTheNextJobAndInt8ReachesNinetyPercent) {
 
 } // namespace
 } // namespace tessera
+
+namespace tessera {
+namespace {
+
+// ChipLayoutRequests::reserved_rows: a kernel compiled leaving the top rows of every bank of the
+// data memory (where a linked tsp-mini program keeps the values kernels pass each other) touches
+// none of them, still gives the reference's values on the whole chip, and is refused by name
+// when nothing would be left.
+TEST(ChipReservedRows, AKernelLeavesTheTopRowsOfEveryBankAlone) {
+    const int64_t m = 96, k = 256, n = 192;
+    Input A(Float(32), {m, k}, "A"), B(Float(32), {k, n}, "B");
+    const Pipeline p(ops::relu(ops::matmul(A, B)).func());
+    const Bindings b{{A, test::random_buffer(Float(32), {m, k}, 61)}, {B, test::random_buffer(Float(32), {k, n}, 62)}};
+    const Buffer<> ref = p.realize({{m, n}}, b, Target::reference())[0];
+    for (const std::string chip : {"tsp-mini", "npu-edge"}) {
+        SCOPED_TRACE(chip);
+        const chipsim::Target t = chipsim::load_target(chip);
+        const chipsim::TimingModel model(t);
+        const chipsim::MemoryDesc &mem = t.memories.front();
+        ASSERT_FALSE(mem.accumulator);
+        // Most of every bank: the highest row the whole-chip program uses must be above the line.
+        auto highest_local_row = [&](const ChipProgram &cp) {
+            int64_t highest = -1;
+            for (const chipsim::Instruction &in : cp.program.instructions)
+                for (const chipsim::TileRef &tile : in.tiles) {
+                    if (tile.memory != mem.name) continue;
+                    for (int64_t row : model.resolve(tile).rows) highest = std::max(highest, mem.interleaved ? row / mem.total_banks() : row % mem.rows_per_bank);
+                }
+            return highest;
+        };
+        const ChipProgram whole = compile_for_chip(p, Target::named(chip), {{m, n}});
+        const int64_t used = highest_local_row(whole) + 1;
+        const int64_t per_bank = mem.rows_per_bank;
+        ChipLayoutRequests ask;
+        ask.reserved_rows = per_bank - used / 2 - 1; // leaves about half the rows the kernel used
+        ASSERT_GT(ask.reserved_rows, 0);
+        const ChipProgram kept = compile_for_chip(p, Target::named(chip), {{m, n}}, {}, ask);
+        EXPECT_LT(highest_local_row(kept), per_bank - ask.reserved_rows);
+        EXPECT_EQ(kept.target.memories.front().rows_per_bank, mem.rows_per_bank) << "it runs on the whole chip";
+        const ChipResult r = run_on_chip(kept, b);
+        const Comparison c = compare(r.outputs.at(0), ref, Tolerance::for_type(BFloat(16), k));
+        EXPECT_TRUE(c.equal) << c.message;
+
+        ask.reserved_rows = mem.rows_per_bank;
+        try {
+            (void)compile_for_chip(p, Target::named(chip), {{m, n}}, {}, ask);
+            ADD_FAILURE() << "a kernel left no rows compiled";
+        } catch (const Error &e) {
+            EXPECT_NE(std::string(e.what()).find("leave the kernel none"), std::string::npos) << e.what();
+        }
+    }
+}
+
+} // namespace
+} // namespace tessera

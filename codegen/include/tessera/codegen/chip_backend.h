@@ -153,6 +153,11 @@ struct ChipLayoutRequests {
     /// whole (ChipProgram::copies). Taken today: bf16 for an fp32 matmul or conv on npu-edge,
     /// packed by one more VXM step.
     std::map<std::string, chipsim::DType> copy_dtype;
+    /// Rows at the top of every bank of the chip's on-chip data memories (tsp-mini's MEM,
+    /// npu-edge's SPAD; never an accumulator) that the kernel leaves alone: it is compiled as
+    /// if each bank held that many rows fewer. A linked program on a chip without DRAM keeps
+    /// the values its kernels pass each other there (link_chip_model). 0: the whole memory.
+    int64_t reserved_rows = 0;
 };
 
 /// Compiles `pipeline` for the chip target (Target::named: "tsp-mini", "npu-edge" or a JSON

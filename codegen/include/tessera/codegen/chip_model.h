@@ -38,13 +38,15 @@ struct ChipModelKernel {
     ChipProgram program;
 };
 
-/// One chip program of a compiled model: one kernel, or (chips with DRAM) several kernels
-/// linked (link_chip_model): each intermediate value one of them writes and a later one reads in
-/// the same chip layout stays in the chip's DRAM as a .buffer, never crossing the host link.
+/// One chip program of a compiled model: one kernel, or several kernels linked, where each
+/// intermediate value one of them writes and a later one reads in the same chip layout stays on
+/// the chip, never crossing the host link: in DRAM as a .buffer (chips with DRAM,
+/// link_chip_model), or in a region of on-chip memory (tsp-mini, which has none: the whole
+/// program statically scheduled as one, see codegen/model/mem_resident_link.h).
 struct ChipModelSegment {
     std::vector<size_t> kernels;      ///< Indices into ChipModelProgram::kernels, in run order.
     ChipProgram program;              ///< Its outputs: the values a later program or the model reads.
-    std::vector<std::string> buffers; ///< The values that stay in DRAM between its kernels.
+    std::vector<std::string> buffers; ///< The values that stay on chip (DRAM or memory) between its kernels.
 };
 
 /// A model compiled for a chip: kernels in the order they run, and the programs that run them.
@@ -90,9 +92,10 @@ struct ChipModelOptions {
     /// false: every graph value is a kernel of its own (each operator compiled one by one, what
     /// the fusion benchmark compares the fused model with).
     bool fuse = true;
-    /// On chips with DRAM, link kernels into as few programs as their intermediates' chip
-    /// layouts allow (link_chip_model). false: every kernel a program of its own, each result
-    /// back on the host — the one-by-one side of the fusion benchmark.
+    /// Link kernels into as few programs as their intermediates' chip layouts allow, the
+    /// intermediates kept in DRAM (link_chip_model) or, on a chip without DRAM, in on-chip
+    /// memory where they fit and that is faster. false: every kernel a program of its own, each
+    /// result back on the host — the one-by-one side of the fusion benchmark.
     bool link = true;
 };
 
@@ -108,7 +111,7 @@ ChipModelProgram compile_model_for_chip(const Pipeline &model, const std::vector
 /// crosses the host link, where the layout changes. Between linked kernels a barrier (two
 /// semaphores above those the kernels use; a kernel that would leave the target too few starts a
 /// new program) lets the next kernel start once every queue of the one before has finished. On
-/// a chip without DRAM every kernel is a program of its own. `outputs` are the values the caller
+/// a chip without DRAM every kernel is a program of its own here (compile_model_for_chip links those with link_in_mem). `outputs` are the values the caller
 /// takes back (the model's outputs), which leave their program as .output tensors like any value
 /// a later program reads.
 std::vector<ChipModelSegment> link_chip_model(const std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs);
