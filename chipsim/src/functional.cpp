@@ -277,11 +277,13 @@ void vxm(const Instruction &in, const ResourceUse &use, MachineState &s) {
     const int lanes = vl / std::max(is, os);
     const bool fl = dtype_is_float(in.dtype);
     const int nsrc = int(in.tiles.size()) - 1;
-    const int64_t pack = vxm_rows_packed(in); // source rows per destination row
+    const int64_t pack = vxm_rows_packed(in);     // source rows per destination row
+    const int64_t unpack = vxm_rows_unpacked(in); // destination rows per source row
     std::vector<uint8_t> out(static_cast<size_t>(vl));
-    for (int64_t r = 0; r < in.tiles[1].count; ++r) {
+    for (int64_t r = 0; r < in.tiles[1].count * unpack; ++r) {
+        // Unpacking, destination row r takes the (r mod unpack)-th part of source row r / unpack.
         const uint8_t *src[3] = {nullptr, nullptr, nullptr};
-        for (int k = 0; k < nsrc; ++k) src[k] = read_row(s, use, in, k + 1, r);
+        for (int k = 0; k < nsrc; ++k) src[k] = read_row(s, use, in, k + 1, r / unpack) + (r % unpack) * lanes * is;
         // Source row r's lanes land in the (r mod pack)-th part of destination row r / pack.
         const int64_t part = r % pack;
         if (part == 0) std::fill(out.begin(), out.end(), uint8_t(0));

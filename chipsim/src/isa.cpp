@@ -52,6 +52,12 @@ int64_t vxm_rows_packed(const Instruction &in) {
     return os < is && in.tiles[0].count < in.tiles[1].count ? is / os : 1;
 }
 
+int64_t vxm_rows_unpacked(const Instruction &in) {
+    if (in.op != Opcode::Vxm || in.tiles.size() < 2) return 1;
+    const int is = dtype_bytes(in.dtype), os = dtype_bytes(in.out_dtype);
+    return os > is && in.tiles[0].count > in.tiles[1].count ? os / is : 1;
+}
+
 const char *queue_name(Queue q) {
     switch (q) {
     case Queue::None: return "";

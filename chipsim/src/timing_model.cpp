@@ -513,11 +513,17 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
             need(rows(0) * pack == src_rows, "a packing vxm (" + std::to_string(pack) + " source rows a destination row) writes " +
                                                  std::to_string(src_rows / pack) + " rows for " + std::to_string(src_rows) +
                                                  " source rows, the destination has " + std::to_string(rows(0)));
+        else if (const int64_t unpack = vxm_rows_unpacked(in); unpack > 1)
+            need(rows(0) == src_rows * unpack, "an unpacking vxm (" + std::to_string(unpack) + " destination rows a source row) writes " +
+                                                   std::to_string(src_rows * unpack) + " rows for " + std::to_string(src_rows) +
+                                                   " source rows, the destination has " + std::to_string(rows(0)));
         else
             need(rows(0) == src_rows, "vxm writes " + std::to_string(src_rows) + " rows, the destination has " + std::to_string(rows(0)));
         int64_t occ = 0, wocc = 0;
         for (size_t i = 1; i < in.tiles.size(); ++i) tile_holds(use, int(i), false, 0, occ);
-        use.issue_cycles = std::max(ceil_div(src_rows * t.vector_bytes, t.vxm.bytes_per_cycle), occ);
+        // One vector a row through the VXM: the source's rows, or the destination's when it unpacks.
+        const int64_t vectors = std::max(src_rows, reduce ? int64_t(0) : rows(0));
+        use.issue_cycles = std::max(ceil_div(vectors * t.vector_bytes, t.vxm.bytes_per_cycle), occ);
         int64_t func = 0;
         if (reduce) {
             func = t.vxm.latency.at("reduce");

@@ -198,6 +198,18 @@ void apply_directives(const GemmPattern &g, const chipsim::Target &t, int64_t m,
     if (kk.tile_n > 0 && kk.tile_n % shape.n != 0) kk.tile_n = (kk.tile_n + shape.n - 1) / shape.n * shape.n;
 }
 
+/// The epilogue operands the caller asked to read narrower (ChipLayoutRequests::input_dtype):
+/// bf16 for an fp32 operand of an fp32 accumulator, on a static-issue chip, whose kernels widen
+/// it on chip; any other request is not taken.
+void read_operands_narrower(GemmKernel &kk, const ChipLayoutRequests &layouts, const chipsim::Target &t) {
+    if (t.issue != chipsim::IssueKind::Static || kk.acc_dtype != chipsim::DType::FP32) return;
+    for (internal::chip::VectorOperand &op : kk.epilogue.operands) {
+        const auto ask = layouts.input_dtype.find(op.source.input.name());
+        if (ask != layouts.input_dtype.end() && ask->second == chipsim::DType::BF16 && op.dtype == chipsim::DType::FP32)
+            op.dtype = chipsim::DType::BF16;
+    }
+}
+
 thread_local std::unique_ptr<ChipResult> g_last_result;
 
 } // namespace
@@ -347,6 +359,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         }
     }
     base.epilogue = internal::chip::compile_epilogue(g, base.acc_dtype);
+    read_operands_narrower(base, layouts, cp.target);
     base.packed_out = packed_output(base, layouts, g.output.name(), t, false);
     if (!base.packed_out && G == 1) base.copy_out = packed_output(base, layouts, g.output.name(), t, true);
 
@@ -628,6 +641,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     kk.k = Kp;
     apply_directives(g, t, M, N, K, kk, pipeline);
     kk.epilogue = internal::chip::compile_epilogue(g, kk.acc_dtype);
+    read_operands_narrower(kk, layouts, t);
     kk.packed_out = packed_output(kk, layouts, g.output.name(), t, false);
     if (!kk.packed_out) kk.copy_out = packed_output(kk, layouts, g.output.name(), t, true);
 

@@ -373,6 +373,10 @@ std::string packed_summary(const GemmKernel &kk) {
 /// the band frees, in the order they free, then the previous wave's results, then the next
 /// band's A into regions no band uses.
 std::vector<ChipOp> emit_tsp_streamed(Emitter &e, StreamedGemmShape s, const StreamedGemmPlan &plan, std::string &summary) {
+    for (const VectorOperand &op : e.kk.epilogue.operands)
+        if (op.dtype != e.kk.acc_dtype)
+            throw Error("chip backend: a streamed matmul reads its epilogue operands at the accumulator's width, not " +
+                        std::string(chipsim::dtype_name(op.dtype)));
     s.rows = plan.rows;
     const GemmKernel &kk = e.kk;
     const chipsim::Target &t = e.t;
@@ -811,16 +815,72 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
         });
         return prefix_rows(panel, (kb - grp * BG) * e.ku, e.ku);
     };
+    // The preload's host loads come first, before any instruction that works on chip (so that
+    // merge_preload_loads can join them): what an operand's tiles need on chip after their load
+    // (a repeated row, a widening) waits, and so do the tiles it reads.
+    bool on_chip_after_preload = false;
+    std::vector<std::pair<Instruction, std::string>> after_preload;
+    std::vector<TileRef> after_preload_tiles;
+    auto on_chip = [&](Instruction in, const std::string &what) {
+        if (on_chip_after_preload) after_preload.emplace_back(std::move(in), what);
+        else e.emit(std::move(in), what);
+    };
+    auto done_with = [&](const TileRef &tr) {
+        if (on_chip_after_preload) after_preload_tiles.push_back(tr);
+        else cache.retire(tr);
+    };
     auto e_tile = [&](const Job &j, int64_t i, int64_t time) {
         // The last row block of the output may be short: only its rows are loaded.
         const int64_t rows = rows_of(j);
         return ensure(e_key(j, i), time, [&] { return place_interleaved(stage_rows, 0, 1); }, [&](const TileRef &tr) {
-            e.load(prefix_rows(tr, 0, rows * e.rpa),
-                   e.out_view("E" + std::to_string(i), kk.operand_dims[size_t(i)], j.g, j.mc * R, rows, j.nb * e.nu),
-                   "epilogue operand");
+            const TileRef wide = prefix_rows(tr, 0, rows * e.rpa);
+            const chipsim::DType dt = kk.epilogue.operands[size_t(i)].dtype;
+            const std::array<bool, 3> dims = kk.operand_dims[size_t(i)];
+            if (dt == kk.acc_dtype && !dims[1] && dims[2] && rows > 1) {
+                // The same row for every output row (a bias): it crosses the link once and is
+                // repeated on chip, each of its rpa vector rows by a copy whose source steps 0.
+                // In another bank than the tile it fills: a copy may not read and write one bank.
+                TileRef once = cache.make_room(time, [&]() -> std::optional<TileRef> {
+                    for (int h : {1, 0})
+                        for (int b : {0, 1})
+                            if (mem.side_letter(h) != wide.side || b != wide.bank)
+                                if (auto placed = e.alloc.interleaved("MEM", h, b, e.rpa)) return placed;
+                    return std::nullopt;
+                }, "an epilogue operand's row");
+                e.load(once, e.out_view("E" + std::to_string(i), dims, j.g, j.mc * R, 1, j.nb * e.nu), "epilogue operand (one row)");
+                for (int64_t part = 0; part < e.rpa; ++part) {
+                    Instruction copy;
+                    copy.op = Opcode::MemCopy;
+                    TileRef dst = prefix_rows(wide, part, rows);
+                    dst.stride = wide.stride * e.rpa;
+                    TileRef src = prefix_rows(once, part, rows);
+                    src.stride = 0;
+                    copy.tiles = {dst, src};
+                    on_chip(copy, "epilogue operand repeated");
+                }
+                done_with(once);
+                return;
+            }
+            const OffchipView view = e.out_view("E" + std::to_string(i), dims, j.g, j.mc * R, rows, j.nb * e.nu, chipsim::dtype_bytes(dt));
+            if (dt == kk.acc_dtype) return e.load(wide, view, "epilogue operand");
+            // Read narrower (ChipLayoutRequests::input_dtype): loaded as it is, then widened
+            // into the drained accumulator's layout by an unpacking cast (vxm_rows_unpacked).
+            const int64_t narrow_rows = rows * e.rpa * chipsim::dtype_bytes(dt) / chipsim::dtype_bytes(kk.acc_dtype);
+            const TileRef narrow = cache.make_room(time, [&] { return place_interleaved(narrow_rows, 1, 1); }, "a narrow epilogue operand");
+            e.load(narrow, view, "epilogue operand (" + std::string(chipsim::dtype_name(dt)) + ")");
+            Instruction widen;
+            widen.op = Opcode::Vxm;
+            widen.vop = chipsim::VxmOp::Cast;
+            widen.dtype = dt;
+            widen.out_dtype = kk.acc_dtype;
+            widen.has_out_dtype = true;
+            widen.tiles = {wide, narrow};
+            on_chip(widen, "epilogue operand widened");
+            done_with(narrow);
         });
     };
-    if (preload)
+    if (preload) {
+        on_chip_after_preload = true;
         for (size_t w = 0; w < jobs.size(); w += wave)
             for (size_t x = w; x < std::min(jobs.size(), w + wave); ++x) {
                 for (int64_t kb = 0; kb < KB; ++kb) {
@@ -829,6 +889,10 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                 }
                 for (int64_t i = 0; i < ops_n; ++i) e_tile(jobs[x], i, int64_t(w));
             }
+        on_chip_after_preload = false;
+        for (auto &[in, what] : after_preload) e.emit(std::move(in), what);
+        for (const TileRef &tr : after_preload_tiles) cache.retire(tr);
+    }
 
     // Streamed kernels still load, before the kernel starts, the tiles of the first jobs that
     // fit beside one wave of drained tiles (the host link's bytes before the first matmul are

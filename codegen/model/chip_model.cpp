@@ -115,6 +115,42 @@ bool is_output(const std::vector<std::string> &outputs, const std::string &value
     return std::find(outputs.begin(), outputs.end(), value) != outputs.end();
 }
 
+/// On a chip without DRAM, where the values kernels pass each other stay in MEM when they fit,
+/// a kernel whose epilogue adds an fp32 intermediate (a residual) is compiled again reading it
+/// in bf16 (ChipLayoutRequests::input_dtype), so that its writer may store it so, at half the
+/// rows, and readers that round it for the MXM read the same bytes. Kept when taken and (with
+/// `no_slower`) no slower on its own; recorded in `taken`; counted in `slower` when taken only
+/// slower.
+void read_intermediates_narrower(std::vector<ChipModelKernel> &kernels, const std::map<std::string, size_t> &writer, const Target &target,
+                                 bool no_slower, std::vector<ChipLayoutRequests> &taken, int &slower) {
+    if (kernels.empty() || kernels.front().program.target.dram.bytes > 0) return;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+        ChipModelKernel &k = kernels[i];
+        ChipLayoutRequests ask = taken[i];
+        for (const ChipTensorMap &m : k.program.tensors)
+            if (!m.is_output && writer.count(m.source) && k.program.program.tensor(m.tensor)->dtype == chipsim::DType::FP32)
+                ask.input_dtype[m.source] = chipsim::DType::BF16;
+        if (ask.input_dtype.empty()) continue;
+        ChipModelKernel again = k;
+        try {
+            again.program = compile_for_chip(k.pipeline, target, {k.shape}, {}, ask);
+        } catch (const Error &) {
+            continue; // the kernel as it was stands
+        }
+        bool took = false;
+        for (const ChipTensorMap &m : again.program.tensors)
+            took = took || (!m.is_output && ask.input_dtype.count(m.source) &&
+                            again.program.program.tensor(m.tensor)->dtype == chipsim::DType::BF16);
+        if (!took) continue;
+        if (no_slower && Partitioner::cost(again) > Partitioner::cost(k)) {
+            ++slower;
+            continue;
+        }
+        k.program = std::move(again.program);
+        taken[i] = ask;
+    }
+}
+
 /// Layout agreement before linking: a kernel is compiled again asking
 ///  - to read each value in the layout the kernel before wrote it in, where it reads another;
 ///  - to store its value in the dtype every reader rounds it to (bf16 read by the MXM), where
@@ -135,10 +171,12 @@ std::vector<ChipLayoutRequests> agree_on_layouts(std::vector<ChipModelKernel> &k
             written[kernels[i].head] = m->chip_dim_of_source;
             writer[kernels[i].head] = i;
         }
+    read_intermediates_narrower(kernels, writer, target, no_slower, taken, slower);
     const std::map<std::string, std::set<chipsim::DType>> read_as = dtypes_read(kernels);
     for (size_t i = 0; i < kernels.size(); ++i) {
         ChipModelKernel &k = kernels[i];
         ChipLayoutRequests orders, narrow;
+        orders.input_dtype = narrow.input_dtype = taken[i].input_dtype;
         for (const ChipTensorMap &m : k.program.tensors) {
             auto w = written.find(m.source);
             if (m.is_output || w == written.end() || w->second == m.chip_dim_of_source) continue;

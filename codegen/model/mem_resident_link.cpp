@@ -226,9 +226,41 @@ Plan plan_residents(const std::vector<ChipModelKernel> &kernels, const std::vect
     return plan;
 }
 
-/// Places every region (largest first among those alive together, from the top of the banks
-/// down), none below `floor`; returns a value that found no room, or "" when all did.
-std::string place_regions(Plan &plan, const chipsim::MemoryDesc &mem, int64_t floor) {
+/// Whether kernel `k` may write value `written` over the region of `read`, which it reads last:
+/// in its program order every row of the two values' bytes is read (all its loads of `read`)
+/// before it is written (its stores of `written`), as when each output tile replaces the
+/// residual tile it was computed from.
+bool reads_each_row_before_writing_it(const ChipModelKernel &k, const Plan &plan, const std::string &read, const std::string &written,
+                                      int64_t row_bytes) {
+    std::set<std::string> loads;
+    for (const auto &[at, value] : plan.region_reads)
+        if (at.first == plan.residents.at(read).last_reader && value == read) loads.insert(at.second);
+    const ChipTensorMap *w = head_output_map(k);
+    if (!w || w->source != written) return false;
+    std::map<int64_t, size_t> last_read, first_write;
+    const auto &ins = k.program.program.instructions;
+    for (size_t i = 0; i < ins.size(); ++i) {
+        const bool load = ins[i].op == Opcode::DmaLoad && loads.count(ins[i].view.tensor);
+        const bool store = ins[i].op == Opcode::DmaStore && ins[i].view.tensor == w->tensor;
+        if (!load && !store) continue;
+        const auto rows = tensor_rows_of(ins[i].view, ins[i].tiles.at(0).count, row_bytes);
+        if (!rows) return false;
+        for (int64_t q : *rows) {
+            if (load) last_read[q] = i;
+            if (store && !first_write.count(q)) first_write[q] = i;
+        }
+    }
+    for (const auto &[q, i] : first_write)
+        if (auto r = last_read.find(q); r != last_read.end() && r->second > i) return false;
+    return true;
+}
+
+/// Places every region (largest first among those alive together, then in the order they are
+/// made, from the top of the banks down), none below `floor`. A value may take the rows of one
+/// its producer reads for the last time, of the same size, where that kernel reads each row
+/// before writing it (a residual add's output over its residual). Returns a value that found
+/// no room, or "" when all did.
+std::string place_regions(Plan &plan, const std::vector<ChipModelKernel> &kernels, const chipsim::MemoryDesc &mem, int64_t floor) {
     const int64_t lanes = int64_t(mem.hemispheres) * mem.banks;
     std::vector<Resident *> order;
     for (auto &[v, r] : plan.residents) {
@@ -236,16 +268,22 @@ std::string place_regions(Plan &plan, const chipsim::MemoryDesc &mem, int64_t fl
         r.top = -1;
         order.push_back(&r);
     }
-    std::stable_sort(order.begin(), order.end(), [](const Resident *a, const Resident *b) { return a->depth > b->depth; });
+    std::stable_sort(order.begin(), order.end(),
+                     [](const Resident *a, const Resident *b) { return a->depth != b->depth ? a->depth > b->depth : a->producer < b->producer; });
     std::vector<const Resident *> placed;
     for (Resident *r : order) {
-        // Highest start whose rows no region alive at the same time takes.
-        int64_t top = mem.rows_per_bank - r->depth;
+        const Resident *over = nullptr; // the value whose rows it takes over, if any
+        for (const Resident *o : placed)
+            if (o->last_reader == r->producer && o->depth == r->depth &&
+                reads_each_row_before_writing_it(kernels[r->producer], plan, o->value, r->value, mem.row_bytes))
+                over = o;
+        // Highest start whose rows no region alive at the same time takes (but the one taken over).
+        int64_t top = over ? over->top : mem.rows_per_bank - r->depth;
         bool moved = true;
         while (moved && top >= floor) {
             moved = false;
             for (const Resident *o : placed) {
-                const bool together = o->producer <= r->last_reader && r->producer <= o->last_reader;
+                const bool together = o != over && o->producer <= r->last_reader && r->producer <= o->last_reader;
                 if (together && top < o->top + o->depth && o->top < top + r->depth) {
                     top = o->top - r->depth;
                     moved = true;
@@ -350,7 +388,10 @@ ChipModelSegment link_group(const std::vector<ChipModelKernel> &kernels, const s
     std::string names;
     for (size_t m : members) names += (names.empty() ? "" : ", ") + kernels[m].label;
     for (const auto &[v, r] : plan.residents)
-        if (std::find(members.begin(), members.end(), r.producer) != members.end()) seg.buffers.push_back(v);
+        if (std::find(members.begin(), members.end(), r.producer) != members.end()) {
+            seg.buffers.push_back(v);
+            seg.regions[v] = {r.top, r.depth};
+        }
     out.summary = std::to_string(members.size()) + " kernels linked (" + names + "), " + std::to_string(seg.buffers.size()) +
                   " intermediates kept in " + mem.name;
     return seg;
@@ -372,7 +413,7 @@ std::optional<MemLinkedModel> link_in_mem(const std::vector<ChipModelKernel> &ke
         if (attempt > 4 * kernels.size() + 8) return std::nullopt; // no fixed point: leave the model unlinked
         plan = plan_residents(linked.kernels, outputs, excluded);
         if (plan.residents.empty()) return std::nullopt;
-        if (std::string full = place_regions(plan, mem, floor); !full.empty()) {
+        if (std::string full = place_regions(plan, linked.kernels, mem, floor); !full.empty()) {
             excluded.insert(full);
             continue;
         }

@@ -226,6 +226,42 @@ TEST(Functional, ANarrowingVxmWithFewerDestinationRowsPacksThem) {
     expect_error([&] { cast("5"); }, {"packing vxm", "2 source rows a destination row", "destination has 5"});
 }
 
+// A widening VXM whose destination has more rows unpacks each source row (vxm_rows_unpacked),
+// the inverse of packing: bf16 -> fp32 turns one dense row of 32 into two rows of 16 (lanes
+// 0..15, then 16..31), exactly; a binary op unpacks every source alike. The VXM passes one
+// vector a destination row. A destination of any other height is refused.
+TEST(Functional, AWideningVxmWithMoreDestinationRowsUnpacksThem) {
+    std::vector<uint16_t> x(8 * 32), y(8 * 32);
+    for (size_t i = 0; i < x.size(); ++i) {
+        x[i] = float_to_bf16(float(int(i % 97) - 48) / 8.0f);
+        y[i] = float_to_bf16(float(int(i % 31) - 15) / 4.0f);
+    }
+    auto run = [&](const std::string &op, const std::string &rows) {
+        return run_npu(".input X bf16 [8,32]\n.input Y bf16 [8,32]\n.output Z fp32 [" + rows + ",16]\n"
+                       "dma.load SPAD[0:8], X@0[512]\ndma.load SPAD[8:8], Y@0[512]\nsync.signal.load 0\nsync.wait.vector 0\n"
+                       "vxm." + op + ".bf16.fp32 SPAD[16:" + rows + "], SPAD[0:8]" + (op == "add" ? ", SPAD[8:8]" : "") +
+                       "\nsync.signal.vector 1\nsync.wait.store 1\n"
+                       "dma.store Z@0[" + std::to_string(std::stoll(rows) * 64) + "], SPAD[16:" + rows + "]\n",
+                       {{"X", tensor(DType::BF16, {8, 32}, x)}, {"Y", tensor(DType::BF16, {8, 32}, y)}});
+    };
+    const SimResult widened = run("cast", "16"), summed = run("add", "16");
+    const auto z = values<float>(widened.outputs.at("Z")), sum = values<float>(summed.outputs.at("Z"));
+    ASSERT_EQ(z.size(), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        ASSERT_EQ(z[i], bf16_to_float(x[i])) << i; // row r of 32 lanes is rows 2r, 2r + 1 of 16
+        ASSERT_EQ(sum[i], bf16_to_float(x[i]) + bf16_to_float(y[i])) << i;
+    }
+    auto vxm_busy = [](const SimResult &r) {
+        for (const UnitReport &u : r.report.units)
+            if (u.name == "VXM") return u.busy_cycles;
+        ADD_FAILURE() << "no VXM in the report";
+        return int64_t(0);
+    };
+    // The same 8 source rows, not unpacked (only their first 16 lanes read): half the vectors.
+    EXPECT_GT(vxm_busy(widened), vxm_busy(run("cast", "8")));
+    expect_error([&] { run("cast", "12"); }, {"unpacking vxm", "2 destination rows a source row", "destination has 12"});
+}
+
 TEST(Functional, VxmIntegerArithmeticSaturatesOnStore) {
     std::vector<int8_t> x(64 * 4, 100), y(64 * 4, 100);
     y[1] = -100;

@@ -275,6 +275,93 @@ TEST(ModelLinkedOnChip, AConvReadsTheLayoutTheConvBeforeWrote) {
 // so would a model output: only what every reader would round anyway is stored narrower. Its
 // writer stores a bf16 copy beside it for the conv that rounds it (ChipProgram::copies), kept
 // because the model then runs as one program in fewer cycles end to end; no value changes.
+// On tsp-mini the same model is one program with c1 in MEM: the residual add reads c1 in bf16
+// (ChipLayoutRequests::input_dtype), widened on chip by an unpacking vxm.cast, so c1's writer
+// stores it in bf16 and both readers read the same bytes. The host link carries the model's
+// input, weights and output, exactly what the model run one kernel a program moves less c1;
+// the output stays within the chips' tolerance of the reference.
+TEST(ModelLinkedOnChip, OnTspMiniAResidualIsReadInBf16SoItsValueStaysInMem) {
+    const TwoConvs two(true);
+    const Target tsp = Target::named("tsp-mini");
+    const ChipModelProgram linked = compile_model_for_chip(two.model, two.values, tsp);
+    ASSERT_EQ(linked.programs.size(), 1u);
+    const ChipModelSegment &seg = linked.programs[0];
+    ASSERT_EQ(seg.kernels.size(), linked.kernels.size());
+    EXPECT_NE(std::find(seg.buffers.begin(), seg.buffers.end(), two.values[0].func.name()), seg.buffers.end()) << "c1 stays in MEM";
+    EXPECT_EQ(stored_dtype(linked.kernels[0]), chipsim::DType::BF16);
+    bool widened = false;
+    for (const chipsim::Instruction &in : seg.program.program.instructions)
+        widened = widened || (in.op == chipsim::Opcode::Vxm && chipsim::vxm_rows_unpacked(in) == 2);
+    EXPECT_TRUE(widened) << "the residual is widened on chip";
+    // Only the model's input, weights and output cross the link (the conv's NCHW image rows,
+    // 72 bytes a channel, travel in whole 64-byte rows, as in the kernel alone).
+    for (const ChipTensorMap &mp : seg.program.tensors)
+        EXPECT_TRUE(mp.source == two.x.name() || mp.source == two.w1.name() || mp.source == two.w2.name() ||
+                    mp.source == two.model.outputs()[0].name())
+            << mp.source;
+    const ChipModelProgram apart = compile_model_for_chip(two.model, two.values, tsp, {.link = false});
+    const ChipModelResult r = run_model_on_chip(linked, two.bindings), one_by_one = run_model_on_chip(apart, two.bindings);
+    int64_t apart_bytes = 0;
+    for (const ChipProgramRun &g : one_by_one.programs) apart_bytes += g.report.bytes.at("HOST");
+    // The one-by-one run moves c1 out of its kernel and into each reader; the linked one does not.
+    int64_t c1_bytes = 0;
+    for (const ChipModelSegment &g : apart.programs) {
+        std::set<std::string> tensors;
+        for (const ChipTensorMap &mp : g.program.tensors)
+            if (mp.source == two.values[0].func.name()) tensors.insert(mp.tensor);
+        for (const chipsim::Instruction &in : g.program.program.instructions)
+            if ((in.op == chipsim::Opcode::DmaLoad || in.op == chipsim::Opcode::DmaStore) && tensors.count(in.view.tensor))
+                c1_bytes += in.view.total_bytes();
+    }
+    EXPECT_GT(c1_bytes, 0);
+    EXPECT_EQ(r.programs.at(0).report.bytes.at("HOST") + c1_bytes, apart_bytes);
+    const Buffer<> reference = two.model.realize({two.shape}, two.bindings, Target::reference())[0];
+    EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
+}
+
+// A residual block's sum read by a later conv stays in MEM too, in the rows of the value it
+// adds (c1, read for the last time by the kernel that computes the sum, which reads each row of
+// it before writing that row): c1 → conv → + c1 → conv. Every intermediate stays on chip.
+TEST(ModelLinkedOnChip, OnTspMiniASumTakesTheRowsOfTheResidualItReplaces) {
+    Input x{Float(32), {1, 64, 6, 6}, "x"}, w1{Float(32), {64, 64, 3, 3}, "w1"}, w2{Float(32), {64, 64, 1, 1}, "w2"},
+        w3{Float(32), {64, 64, 1, 1}, "w3"};
+    const std::vector<int64_t> shape{1, 64, 6, 6};
+    ops::Conv2dOptions same, one;
+    same.padding = 1;
+    same.name = "c1";
+    one.name = "c2";
+    const ops::Tensor c1 = ops::conv2d(x, w1, same), c2 = ops::conv2d(c1, w2, one);
+    const ops::Tensor sum = ops::relu(ops::add(c2, c1));
+    one.name = "c3";
+    const ops::Tensor c3 = ops::conv2d(sum, w3, one);
+    const std::vector<GraphValue> values{{c1, shape, "c1"}, {c2, shape, "c2"}, {sum, shape, "sum"}, {c3, shape, "c3"}};
+    const Pipeline model(c3);
+    Bindings bindings;
+    uint64_t seed = 11;
+    for (const auto &[in, s] : std::vector<std::pair<Input, std::vector<int64_t>>>{
+             {x, shape}, {w1, {64, 64, 3, 3}}, {w2, {64, 64, 1, 1}}, {w3, {64, 64, 1, 1}}}) {
+        Buffer<> b(Float(32), s);
+        b.fill_random(seed++);
+        bindings.emplace_back(in, b);
+    }
+    const ChipModelProgram linked = compile_model_for_chip(model, values, Target::named("tsp-mini"));
+    ASSERT_EQ(linked.programs.size(), 1u);
+    const ChipModelSegment &seg = linked.programs[0];
+    const std::string c1_name = c1.func().name();
+    std::string sum_head; // the kernel that computes the sum (c2 and the add fused, or the add alone)
+    for (const ChipModelKernel &k : linked.kernels)
+        for (const ChipTensorMap &mp : k.program.tensors)
+            if (!mp.is_output && mp.source == c1_name && k.head != c1_name) sum_head = k.head;
+    ASSERT_TRUE(seg.regions.count(c1_name));
+    ASSERT_TRUE(seg.regions.count(sum_head)) << sum_head;
+    EXPECT_EQ(seg.regions.at(sum_head).first_row, seg.regions.at(c1_name).first_row);
+    EXPECT_EQ(seg.regions.at(sum_head).rows, seg.regions.at(c1_name).rows);
+    for (const ChipTensorMap &mp : seg.program.tensors) EXPECT_FALSE(seg.regions.count(mp.source)) << mp.source << " crosses the link";
+    const ChipModelResult r = run_model_on_chip(linked, bindings);
+    const Buffer<> reference = model.realize({shape}, bindings, Target::reference())[0];
+    EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
+}
+
 TEST(ModelLinkedOnChip, AValueAReaderTakesInFp32KeepsItsStoreAndGetsABf16Copy) {
     const TwoConvs two(true);
     const Target npu = Target::named("npu-edge");

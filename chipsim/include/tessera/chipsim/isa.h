@@ -34,7 +34,9 @@
 //   vxm.<op>.<in>[.<out>]  TILE, TILE[, TILE|#imm] [| op [#imm]]...   element-wise, chained
 //                          (each row's lanes: vector bytes / the wider dtype; a narrowing op
 //                          whose destination has in/out-bytes times fewer rows packs that many
-//                          source rows into each destination row, in order: vxm_rows_packed)
+//                          source rows into each destination row, in order: vxm_rows_packed;
+//                          a widening op whose destination has out/in-bytes times more rows
+//                          unpacks each source row into that many: vxm_rows_unpacked)
 //   vxm.reduce.<sum|max>.<rows|lanes>.<in>[.<out>] TILE, TILE
 //   sxm.transpose.<dt> TILE, TILE     sxm.permute.<dt> TILE, TILE, [i,j,...]
 //   sxm.shift.<dt> TILE, TILE, #k
@@ -149,6 +151,12 @@ struct Instruction {
 /// bf16: two rows of 16 lanes become one dense row of 32, the layout mxm.drain.fp32.bf16
 /// writes), 1 otherwise (each row's lanes stay at the start of the row, the rest zero).
 int64_t vxm_rows_packed(const Instruction &in);
+
+/// How many destination rows a vxm unpacks each source row into: out/in element bytes when the
+/// output dtype is wider and the destination has more rows than the first source (bf16 -> fp32:
+/// a dense row of 32 becomes two rows of 16, lanes 0..15 then 16..31; the inverse of packing),
+/// 1 otherwise (only the first vector bytes / out-bytes lanes of each source row are read).
+int64_t vxm_rows_unpacked(const Instruction &in);
 
 /// A tensor of a program: one the host gives (.input) or takes back (.output) over the host
 /// link, or (.buffer, chips with DRAM only) one that lives in the chip's DRAM for the program's

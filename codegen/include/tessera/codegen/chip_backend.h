@@ -153,6 +153,15 @@ struct ChipLayoutRequests {
     /// whole (ChipProgram::copies). Taken today: bf16 for an fp32 matmul or conv on npu-edge,
     /// packed by one more VXM step.
     std::map<std::string, chipsim::DType> copy_dtype;
+    /// Input name -> a narrower dtype to read it in, rounded once by whoever supplies it (the
+    /// host, or the kernel that stores it so: ChipLayoutRequests::output_dtype). Taken today:
+    /// bf16 for an fp32 operand of a matmul's or conv's element-wise epilogue (a residual add)
+    /// on a chip with static issue (tsp-mini), whose VXM widens each bf16 row into the two fp32
+    /// rows of the drained accumulator's layout (an unpacking vxm.cast, chipsim's
+    /// vxm_rows_unpacked) before the epilogue reads it. The operand is then rounded to bf16
+    /// (relative error at most 2^-9 of it), within the chips' tolerance of the reference; a
+    /// linked tsp-mini program keeps such a value in MEM at half the rows.
+    std::map<std::string, chipsim::DType> input_dtype;
     /// Rows at the top of every bank of the chip's on-chip data memories (tsp-mini's MEM,
     /// npu-edge's SPAD; never an accumulator) that the kernel leaves alone: it is compiled as
     /// if each bank held that many rows fewer. A linked program on a chip without DRAM keeps

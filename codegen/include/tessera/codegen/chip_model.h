@@ -47,6 +47,13 @@ struct ChipModelSegment {
     std::vector<size_t> kernels;      ///< Indices into ChipModelProgram::kernels, in run order.
     ChipProgram program;              ///< Its outputs: the values a later program or the model reads.
     std::vector<std::string> buffers; ///< The values that stay on chip (DRAM or memory) between its kernels.
+    /// On a chip without DRAM, where each of `buffers` lives: the first bank-local row of its
+    /// region and the rows it takes in every bank of the data memory (a value computed from
+    /// one it replaces shares that one's rows).
+    struct Region {
+        int64_t first_row = 0, rows = 0;
+    };
+    std::map<std::string, Region> regions;
 };
 
 /// A model compiled for a chip: kernels in the order they run, and the programs that run them.
