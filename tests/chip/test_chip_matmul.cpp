@@ -363,5 +363,78 @@ TEST(ChipReservedRows, AKernelLeavesTheTopRowsOfEveryBankAlone) {
     }
 }
 
+// ChipLayoutRequests::input_dtype: on tsp-mini an fp32 epilogue operand asked for in bf16 (a
+// residual a linked model keeps in MEM at half the rows) is declared bf16, loaded as it is and
+// widened on chip by one unpacking vxm.cast per tile (chipsim's vxm_rows_unpacked). Its values
+// are those of the fp32 program given the operand rounded to bf16, bit for bit, and fewer bytes
+// cross the link. npu-edge does not take the request (its operand stays fp32).
+TEST(ChipInputDtype, AResidualAskedInBf16IsWidenedOnChip) {
+    const int64_t m = 96, k = 128, n = 64;
+    Input A(Float(32), {m, k}, "A"), B(Float(32), {k, n}, "B"), R(Float(32), {m, n}, "R");
+    const Pipeline p(ops::relu(ops::add(ops::matmul(A, B), R)).func());
+    const Buffer<> residual = test::random_buffer(Float(32), {m, n}, 73);
+    Buffer<> rounded(Float(32), {m, n});
+    for (int64_t i = 0; i < m * n; ++i)
+        static_cast<float *>(rounded.data())[i] = chipsim::bf16_to_float(chipsim::float_to_bf16(static_cast<const float *>(residual.data())[i]));
+    const Buffer<> a = test::random_buffer(Float(32), {m, k}, 71), b = test::random_buffer(Float(32), {k, n}, 72);
+    ChipLayoutRequests ask;
+    ask.input_dtype[R.name()] = chipsim::DType::BF16;
+    auto residual_dtype = [&](const ChipProgram &cp) {
+        for (const ChipTensorMap &mp : cp.tensors)
+            if (!mp.is_output && mp.source == R.name()) return cp.program.tensor(mp.tensor)->dtype;
+        ADD_FAILURE() << "no tensor holds R";
+        return chipsim::DType::Int8;
+    };
+    auto widenings = [](const ChipProgram &cp) {
+        return std::count_if(cp.program.instructions.begin(), cp.program.instructions.end(), [](const chipsim::Instruction &in) {
+            return in.op == chipsim::Opcode::Vxm && chipsim::vxm_rows_unpacked(in) > 1;
+        });
+    };
+    const ChipProgram plain = compile_for_chip(p, Target::named("tsp-mini"), {{m, n}});
+    const ChipProgram narrow = compile_for_chip(p, Target::named("tsp-mini"), {{m, n}}, {}, ask);
+    EXPECT_EQ(residual_dtype(plain), chipsim::DType::FP32);
+    EXPECT_EQ(residual_dtype(narrow), chipsim::DType::BF16);
+    EXPECT_EQ(widenings(plain), 0);
+    EXPECT_GE(widenings(narrow), 1);
+    const ChipResult given_rounded = run_on_chip(plain, {{A, a}, {B, b}, {R, rounded}});
+    const ChipResult read_narrow = run_on_chip(narrow, {{A, a}, {B, b}, {R, residual}});
+    const Comparison same = compare(read_narrow.outputs.at(0), given_rounded.outputs.at(0), Tolerance{});
+    EXPECT_TRUE(same.equal) << same.message;
+    EXPECT_LT(read_narrow.report.bytes.at("HOST"), given_rounded.report.bytes.at("HOST"));
+    const ChipProgram npu = compile_for_chip(p, Target::named("npu-edge"), {{m, n}}, {}, ask);
+    EXPECT_EQ(residual_dtype(npu), chipsim::DType::FP32) << "npu-edge keeps the fp32 operand";
+}
+
+// A bias (an epilogue operand the same for every output row) crosses tsp-mini's host link once
+// per output tile, one row, and is repeated over the tile's rows on chip by copies whose source
+// steps 0 rows — not once per output row, as a stride-0 view of the host tensor would send it.
+TEST(ChipEpilogueRow, ABiasCrossesTheLinkOnceATileAndIsRepeatedOnChip) {
+    const int64_t m = 256, k = 64, n = 128;
+    Input A(Float(32), {m, k}, "A"), B(Float(32), {k, n}, "B"), bias(Float(32), {n}, "bias");
+    const Pipeline p(ops::relu(ops::add(ops::matmul(A, B), bias)).func());
+    const Bindings b{{A, test::random_buffer(Float(32), {m, k}, 81)},
+                     {B, test::random_buffer(Float(32), {k, n}, 82)},
+                     {bias, test::random_buffer(Float(32), {n}, 83)}};
+    const ChipResult r = test::expect_matches_reference(p, {m, n}, b, "tsp-mini", BFloat(16), k);
+    std::string bias_tensor;
+    for (const ChipTensorMap &mp : r.program.tensors)
+        if (mp.source == bias.name()) bias_tensor = mp.tensor;
+    ASSERT_FALSE(bias_tensor.empty());
+    int64_t bias_bytes = 0, tiles = 0, repeats = 0;
+    for (const chipsim::Instruction &in : r.program.program.instructions) {
+        if (in.op == chipsim::Opcode::DmaLoad && in.view.tensor == bias_tensor) {
+            bias_bytes += in.view.total_bytes();
+            ++tiles;
+        }
+        if (in.op == chipsim::Opcode::MemCopy && in.tiles.at(1).stride == 0) ++repeats;
+    }
+    const chipsim::Target t = chipsim::load_target("tsp-mini");
+    const int64_t columns = t.mxm_shape(chipsim::DType::BF16).n;
+    EXPECT_GE(tiles, 1);
+    EXPECT_EQ(bias_bytes, tiles * columns * 4) << "one row of the bias a tile";
+    EXPECT_LT(bias_bytes, m * n * 4 / 8);
+    EXPECT_GE(repeats, tiles);
+}
+
 } // namespace
 } // namespace tessera
