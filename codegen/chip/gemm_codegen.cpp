@@ -689,10 +689,15 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
                 }
         return std::nullopt;
     };
-    auto place_interleaved = [&](int64_t rows, int first_hemisphere, int first_bank) -> std::optional<TileRef> {
+    // `apart_from`: a tile an instruction reads or writes together with this one, whose
+    // hemisphere and bank it must not share (one instruction may not read and write one bank).
+    auto place_interleaved = [&](int64_t rows, int first_hemisphere, int first_bank,
+                                 const TileRef *apart_from = nullptr) -> std::optional<TileRef> {
         for (int h : {first_hemisphere, 1 - first_hemisphere})
-            for (int b : {first_bank, 1 - first_bank})
+            for (int b : {first_bank, 1 - first_bank}) {
+                if (apart_from && mem.side_letter(h) == apart_from->side && b == apart_from->bank) continue;
                 if (auto tr = e.alloc.interleaved("MEM", h, b, rows)) return tr;
+            }
         return std::nullopt;
     };
     // A B panel interleaved over the west slices makes every weight install wait until no
@@ -839,14 +844,7 @@ std::vector<ChipOp> emit_tsp(const GemmKernel &kk, const chipsim::TimingModel &m
             if (dt == kk.acc_dtype && !dims[1] && dims[2] && rows > 1) {
                 // The same row for every output row (a bias): it crosses the link once and is
                 // repeated on chip, each of its rpa vector rows by a copy whose source steps 0.
-                // In another bank than the tile it fills: a copy may not read and write one bank.
-                TileRef once = cache.make_room(time, [&]() -> std::optional<TileRef> {
-                    for (int h : {1, 0})
-                        for (int b : {0, 1})
-                            if (mem.side_letter(h) != wide.side || b != wide.bank)
-                                if (auto placed = e.alloc.interleaved("MEM", h, b, e.rpa)) return placed;
-                    return std::nullopt;
-                }, "an epilogue operand's row");
+                const TileRef once = cache.make_room(time, [&] { return place_interleaved(e.rpa, 1, 0, &wide); }, "an epilogue operand's row");
                 e.load(once, e.out_view("E" + std::to_string(i), dims, j.g, j.mc * R, 1, j.nb * e.nu), "epilogue operand (one row)");
                 for (int64_t part = 0; part < e.rpa; ++part) {
                     Instruction copy;

@@ -99,7 +99,8 @@ std::vector<Instruction> region_copies(const TileRef &tile, const std::vector<in
     const int64_t n = int64_t(rows.size());
     std::vector<Run> best;
     int64_t best_period = 1;
-    for (int64_t period = 1; period <= std::min<int64_t>(32, n); ++period) {
+    const int64_t longest_period = 32; // a search bound: rows of one pixel a tile takes, at most
+    for (int64_t period = 1; period <= std::min(longest_period, n); ++period) {
         std::vector<Run> runs;
         for (int64_t r = 0; r < period; ++r) {
             int64_t i = r;
@@ -168,7 +169,7 @@ struct Plan {
     std::set<std::string> leaving; ///< Values a later program or the caller takes.
 };
 
-/// Whether every host transfer of `tensor` in `k`'s program moves whole rows of it.
+/// Whether every host transfer of `tensor` in program `p` moves whole rows of it.
 bool moves_whole_rows(const ChipProgram &p, const std::string &tensor, int64_t row_bytes) {
     for (const Instruction &in : p.program.instructions)
         if ((in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) && in.view.tensor == tensor &&
