@@ -1938,7 +1938,7 @@ private:
         int64_t rows = 0;
         for (const InputLoad &l : loads_) rows += l.rows;
         if (loads_.empty()) return;
-        if (rows > preload_limit_rows(t_)) {
+        if (rows > preload_limit_rows(t_, layouts_.reserved_rows)) {
             if (!emitter_.streaming()) plan_streamed_groups();
             return;
         }
@@ -2255,7 +2255,11 @@ bool product_of_reads(const Pipeline &p, bool strict) {
 bool may_need_matrix_unit(const Pipeline &p) { return product_of_reads(p, false); }
 bool needs_matrix_unit(const Pipeline &p) { return product_of_reads(p, true); }
 
-int64_t preload_limit_rows(const chipsim::Target &t) { return vector_memory(t).total_rows() / 2; }
+int64_t preload_limit_rows(const chipsim::Target &t, int64_t reserved_rows) {
+    const chipsim::MemoryDesc &m = vector_memory(t);
+    const int64_t own = m.total_rows(), whole = int64_t(m.total_banks()) * (m.rows_per_bank + reserved_rows);
+    return std::max(own / 2, std::min(whole / 2, own * 3 / 4));
+}
 
 int64_t kept_tiles_limit_rows(const chipsim::Target &t) { return vector_memory(t).total_rows() / 4; }
 
@@ -2303,7 +2307,9 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
         LoopNestCompiler(cp, m, lanes, p, layouts).compile();
     } catch (const LoopNestCompiler::OddRowsToPack &) {
         cp = before;
-        LoopNestCompiler(cp, m, lanes, p, {}).compile();
+        ChipLayoutRequests own_rows;
+        own_rows.reserved_rows = layouts.reserved_rows;
+        LoopNestCompiler(cp, m, lanes, p, own_rows).compile();
     }
     cp.loop_nest = m.to_string();
     cp.assembly = chipsim::disassemble(cp.program);

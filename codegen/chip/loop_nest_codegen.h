@@ -39,8 +39,12 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
                        const ChipLayoutRequests &layouts = {});
 
 /// Vector rows of Input tiles loaded once, before the kernel, when all of them fit (half the
-/// vector memory); above it each statement loads its own tiles.
-int64_t preload_limit_rows(const chipsim::Target &t);
+/// vector memory); above it each statement loads its own tiles. A kernel compiled within the
+/// rows a linked program leaves it (`reserved_rows` of every bank taken by values kept on chip,
+/// ChipLayoutRequests::reserved_rows) preloads what it would on the whole memory while that
+/// leaves it a quarter of its own rows: a value kept beside it does not turn its preload into
+/// thousands of loads, each paying the host link's latency.
+int64_t preload_limit_rows(const chipsim::Target &t, int64_t reserved_rows = 0);
 /// Vector rows of Input tiles kept on chip for a later statement that reads them again (a
 /// quarter of the vector memory); the rest are loaded again.
 int64_t kept_tiles_limit_rows(const chipsim::Target &t);

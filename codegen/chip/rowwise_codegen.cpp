@@ -66,7 +66,7 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
     std::vector<int> identity(size_t(rank), 0);
     for (int d = 0; d < rank; ++d) identity[size_t(d)] = d;
     const auto order_asked = layouts.order.find(x.name());
-    const bool row_major = t.issue == chipsim::IssueKind::Dynamic && C % kLanes == 0 && order_asked != layouts.order.end() &&
+    const bool row_major = C % kLanes == 0 && order_asked != layouts.order.end() &&
                            order_asked->second == identity;
     // Chip layout [C, d0, ..., d(rank-2) padded to the lanes], or row-major with d(rank-2)
     // padded (blocks of rows never straddle two of its runs).
@@ -94,9 +94,9 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
         const auto it = requests.find(cp.outputs.at(0));
         return !bf16_out && it != requests.end() && it->second == DType::BF16;
     };
-    const bool row_major_packs = row_major && t.dram.bytes > 0 && C % (2 * kLanes) == 0;
+    const bool row_major_packs = row_major && C % (2 * kLanes) == 0;
     const bool narrow = asked_bf16(layouts.output_dtype) && (row_major ? row_major_packs : C % 2 == 0);
-    const bool copy = !narrow && row_major_packs && asked_bf16(layouts.copy_dtype);
+    const bool copy = !narrow && row_major_packs && t.dram.bytes > 0 && asked_bf16(layouts.copy_dtype);
     declare(cp, "Y", cp.outputs.at(0), narrow ? DType::BF16 : DType::FP32, chip, shape, dims, {}, true);
     if (copy) declare_copy(cp, cp.tensors.back(), "Yb", DType::BF16);
 

@@ -14,6 +14,7 @@
 #include "tessera/chipsim/assembler.h"
 #include "tessera/error.h"
 #include "head_output_map.h"
+#include "region_layout.h"
 
 namespace tessera {
 
@@ -22,36 +23,6 @@ namespace {
 using chipsim::Instruction;
 using chipsim::Opcode;
 using chipsim::Queue;
-
-int64_t element_count(const std::vector<int64_t> &shape) {
-    int64_t n = 1;
-    for (int64_t e : shape) n *= e;
-    return n;
-}
-
-/// Where a dense map puts its source: the chip element of the source's origin, then per source
-/// dimension the chip elements one step along it moves (0 for a dimension of extent 1). None
-/// when the chip tensor holds more than the source (padding, a slice) or a compiler's table:
-/// such a tensor's extra elements are not the source's, so its bytes are not the value's alone.
-std::optional<std::vector<int64_t>> dense_placement(const ChipTensorMap &m) {
-    if (!m.constant.empty() || element_count(m.chip_shape) != element_count(m.source_shape)) return std::nullopt;
-    if (!m.chip_limit.empty() && m.chip_limit != m.chip_shape) return std::nullopt;
-    std::vector<int64_t> chip_stride(m.chip_shape.size(), 1);
-    for (size_t c = m.chip_shape.size(); c-- > 1;) chip_stride[c - 1] = chip_stride[c] * m.chip_shape[c];
-    std::vector<int64_t> placement{0};
-    for (size_t d = 0; d < m.source_shape.size(); ++d) {
-        const int c = m.chip_dim_of_source[d];
-        const int64_t offset = d < m.chip_offset.size() ? m.chip_offset[d] : 0;
-        if (c < 0) {
-            if (m.source_shape[d] != 1) return std::nullopt;
-            placement.push_back(0);
-            continue;
-        }
-        placement[0] += offset * chip_stride[size_t(c)];
-        placement.push_back(m.source_shape[d] == 1 ? 0 : chip_stride[size_t(c)]);
-    }
-    return placement;
-}
 
 const chipsim::TensorDecl &decl_of(const ChipProgram &p, const ChipTensorMap &m) {
     const chipsim::TensorDecl *d = p.program.tensor(m.tensor);
@@ -62,7 +33,7 @@ const chipsim::TensorDecl &decl_of(const ChipProgram &p, const ChipTensorMap &m)
 /// Whether a consumer's map reads exactly the bytes the producer's map wrote.
 bool same_bytes(const ChipProgram &producer, const ChipTensorMap &written, const ChipProgram &consumer, const ChipTensorMap &read) {
     if (written.source_shape != read.source_shape || decl_of(producer, written).dtype != decl_of(consumer, read).dtype) return false;
-    const auto w = dense_placement(written), r = dense_placement(read);
+    const auto w = internal::dense_placement(written), r = internal::dense_placement(read);
     return w && r && *w == *r;
 }
 

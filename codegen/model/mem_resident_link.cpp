@@ -12,6 +12,7 @@
 #include "tessera/chipsim/timing_model.h"
 #include "tessera/error.h"
 #include "head_output_map.h"
+#include "region_layout.h"
 
 namespace tessera::internal {
 
@@ -26,32 +27,6 @@ const chipsim::MemoryDesc &data_memory(const chipsim::Target &t) {
     for (const chipsim::MemoryDesc &m : t.memories)
         if (!m.accumulator) return m;
     throw Error("link_in_mem: target " + t.name + " has no data memory");
-}
-
-/// The rows of a dense tensor's bytes (row q holds bytes [q * row_bytes, (q + 1) * row_bytes))
-/// that rows 0, 1, ... of a DMA's tile take, in order; nullopt when some tile row is not one
-/// whole row of the tensor.
-std::optional<std::vector<int64_t>> tensor_rows_of(const chipsim::OffchipView &v, int64_t tile_rows, int64_t row_bytes) {
-    std::vector<std::pair<int64_t, int64_t>> runs; // contiguous byte runs, in transfer order
-    std::vector<int64_t> index(v.outer.size(), 0);
-    while (true) {
-        int64_t off = v.offset;
-        for (size_t d = 0; d < v.outer.size(); ++d) off += index[d] * v.outer[d].stride;
-        if (!runs.empty() && runs.back().first + runs.back().second == off)
-            runs.back().second += v.inner_bytes;
-        else
-            runs.push_back({off, v.inner_bytes});
-        size_t d = v.outer.size();
-        while (d > 0 && ++index[d - 1] == v.outer[d - 1].count) index[--d] = 0;
-        if (d == 0) break;
-    }
-    std::vector<int64_t> rows;
-    for (const auto &[off, n] : runs) {
-        if (off % row_bytes != 0 || n % row_bytes != 0) return std::nullopt;
-        for (int64_t r = 0; r < n / row_bytes; ++r) rows.push_back(off / row_bytes + r);
-    }
-    if (int64_t(rows.size()) != tile_rows) return std::nullopt;
-    return rows;
 }
 
 /// A value kept on chip: its producer, the kernels that read it from its region, and where the
@@ -159,6 +134,37 @@ std::vector<Instruction> apart_from_own_banks(const Instruction &copy, const chi
     return out;
 }
 
+/// The instructions that fill `load`'s tile from a region holding the value in its writer's
+/// layout: copies of whole rows, or one sxm.transpose per block of the tile whose rows are the
+/// columns of evenly spaced region rows (region_layout.h).
+std::vector<Instruction> region_reads(const Instruction &load, const RegionRows &rows, const RegionMap &region, chipsim::DType dtype,
+                                      const chipsim::TimingModel &model) {
+    const TileRef &tile = load.tiles.at(0);
+    std::vector<Instruction> out;
+    if (!rows.transposed) {
+        for (const Instruction &c : region_copies(tile, rows.rows, region, false))
+            for (Instruction &part : apart_from_own_banks(c, model)) out.push_back(std::move(part));
+        return out;
+    }
+    const int64_t lanes = tile.count / int64_t(rows.rows.size());
+    for (size_t b = 0; b < rows.rows.size(); ++b) {
+        const int64_t first = rows.rows[b], last = first + (lanes - 1) * rows.strides[b];
+        if (region.lane_of(first) != region.lane_of(last))
+            throw Error("link_in_mem: a block to transpose spans two lanes of its region");
+        Instruction sx;
+        sx.op = Opcode::SxmTranspose;
+        sx.dtype = dtype;
+        TileRef dst = tile;
+        dst.base = tile.base + int64_t(b) * lanes * tile.stride;
+        dst.count = lanes;
+        sx.tiles = {dst, region.tile(first, lanes, rows.strides[b])};
+        if (model.resources(sx).internal_bank_conflicts > 0)
+            throw Error("link_in_mem: a transpose out of a region would read and write one bank at once");
+        out.push_back(std::move(sx));
+    }
+    return out;
+}
+
 /// Which kernels share programs and which values stay on chip, for the values `excluded` from it.
 struct Plan {
     std::vector<std::vector<size_t>> groups;
@@ -178,6 +184,31 @@ bool moves_whole_rows(const ChipProgram &p, const std::string &tensor, int64_t r
     return true;
 }
 
+/// The writer's rows each load of `read` (an input map of `reader`) takes from the region of
+/// `writer`'s value, by the load's instruction index; nullopt when some load cannot take its
+/// rows from it (region_rows_of).
+std::optional<std::map<size_t, RegionRows>> loads_from_region(const ChipProgram &reader, const ChipTensorMap &read, const ChipModelKernel &writer,
+                                                               int64_t row_bytes) {
+    const ChipTensorMap *w = head_output_map(writer);
+    if (!w) return std::nullopt;
+    std::map<size_t, RegionRows> loads;
+    const auto &ins = reader.program.instructions;
+    for (size_t i = 0; i < ins.size(); ++i) {
+        if (ins[i].op != Opcode::DmaLoad || ins[i].view.tensor != read.tensor) continue;
+        std::optional<RegionRows> rows = region_rows_of(ins[i], reader, read, writer.program, *w, row_bytes);
+        if (!rows) return std::nullopt;
+        loads.emplace(i, std::move(*rows));
+    }
+    return loads;
+}
+
+/// `k`'s input map of program tensor `tensor`.
+const ChipTensorMap &input_map(const ChipModelKernel &k, const std::string &tensor) {
+    for (const ChipTensorMap &m : k.program.tensors)
+        if (!m.is_output && m.tensor == tensor) return m;
+    throw Error("link_in_mem: " + k.label + " declares no input tensor " + tensor);
+}
+
 Plan plan_residents(const std::vector<ChipModelKernel> &kernels, const std::vector<std::string> &outputs, const std::set<std::string> &excluded) {
     Plan plan;
     const int64_t row_bytes = data_memory(kernels.front().program.target).row_bytes;
@@ -189,9 +220,10 @@ Plan plan_residents(const std::vector<ChipModelKernel> &kernels, const std::vect
         auto p = producer_of.find(m.source);
         if (m.is_output || !m.constant.empty() || p == producer_of.end() || p->second >= k || excluded.count(m.source)) return nullptr;
         const ChipTensorMap *w = head_output_map(kernels[p->second]);
-        if (!w || stored_for(kernels[p->second], kernels[k].program, m) != w) return nullptr;
-        if (!moves_whole_rows(kernels[p->second].program, w->tensor, row_bytes) || !moves_whole_rows(kernels[k].program, m.tensor, row_bytes))
+        if (!w || !moves_whole_rows(kernels[p->second].program, w->tensor, row_bytes) ||
+            !loads_from_region(kernels[k].program, m, kernels[p->second], row_bytes)) {
             return nullptr;
+        }
         return w;
     };
     for (size_t k = 0; k < kernels.size(); ++k) {
@@ -231,25 +263,31 @@ Plan plan_residents(const std::vector<ChipModelKernel> &kernels, const std::vect
 /// in its program order every row of the two values' bytes is read (all its loads of `read`)
 /// before it is written (its stores of `written`), as when each output tile replaces the
 /// residual tile it was computed from.
-bool reads_each_row_before_writing_it(const ChipModelKernel &k, const Plan &plan, const std::string &read, const std::string &written,
-                                      int64_t row_bytes) {
-    std::set<std::string> loads;
-    for (const auto &[at, value] : plan.region_reads)
-        if (at.first == plan.residents.at(read).last_reader && value == read) loads.insert(at.second);
-    const ChipTensorMap *w = head_output_map(k);
+bool reads_each_row_before_writing_it(const std::vector<ChipModelKernel> &kernels, size_t k, const Plan &plan, const std::string &read,
+                                      const std::string &written, int64_t row_bytes) {
+    const ChipTensorMap *w = head_output_map(kernels[k]);
     if (!w || w->source != written) return false;
     std::map<int64_t, size_t> last_read, first_write;
-    const auto &ins = k.program.program.instructions;
+    for (const auto &[at, value] : plan.region_reads) {
+        if (at.first != k || value != read) continue;
+        const auto loads = loads_from_region(kernels[k].program, input_map(kernels[k], at.second), kernels[plan.residents.at(read).producer], row_bytes);
+        if (!loads) return false;
+        for (const auto &[i, rows] : *loads)
+            for (size_t b = 0; b < rows.rows.size(); ++b) {
+                const int64_t lanes = rows.transposed ? row_bytes / chipsim::dtype_bytes(kernels[k].program.program.tensor(at.second)->dtype) : 1;
+                for (int64_t l = 0; l < lanes; ++l) {
+                    const int64_t q = rows.rows[b] + l * (rows.transposed ? rows.strides[b] : 0);
+                    last_read[q] = std::max(last_read[q], i);
+                }
+            }
+    }
+    const auto &ins = kernels[k].program.program.instructions;
     for (size_t i = 0; i < ins.size(); ++i) {
-        const bool load = ins[i].op == Opcode::DmaLoad && loads.count(ins[i].view.tensor);
-        const bool store = ins[i].op == Opcode::DmaStore && ins[i].view.tensor == w->tensor;
-        if (!load && !store) continue;
+        if (ins[i].op != Opcode::DmaStore || ins[i].view.tensor != w->tensor) continue;
         const auto rows = tensor_rows_of(ins[i].view, ins[i].tiles.at(0).count, row_bytes);
         if (!rows) return false;
-        for (int64_t q : *rows) {
-            if (load) last_read[q] = i;
-            if (store && !first_write.count(q)) first_write[q] = i;
-        }
+        for (int64_t q : *rows)
+            if (!first_write.count(q)) first_write[q] = i;
     }
     for (const auto &[q, i] : first_write)
         if (auto r = last_read.find(q); r != last_read.end() && r->second > i) return false;
@@ -276,7 +314,7 @@ std::string place_regions(Plan &plan, const std::vector<ChipModelKernel> &kernel
         const Resident *over = nullptr; // the value whose rows it takes over, if any
         for (const Resident *o : placed)
             if (o->last_reader == r->producer && o->depth == r->depth &&
-                reads_each_row_before_writing_it(kernels[r->producer], plan, o->value, r->value, mem.row_bytes))
+                reads_each_row_before_writing_it(kernels, r->producer, plan, o->value, r->value, mem.row_bytes))
                 over = o;
         // Highest start whose rows no region alive at the same time takes (but the one taken over).
         int64_t top = over ? over->top : mem.rows_per_bank - r->depth;
@@ -364,14 +402,22 @@ ChipModelSegment link_group(const std::vector<ChipModelKernel> &kernels, const s
             const std::string &t = in.view.tensor;
             const auto from = read_from.find(t);
             const auto to = stored_to.find(t);
-            if (from != read_from.end() || to != stored_to.end()) {
-                const std::string &value = from != read_from.end() ? from->second : to->second;
+            if (from != read_from.end()) {
+                const std::string &value = from->second;
+                const ChipModelKernel &writer = kernels[plan.residents.at(value).producer];
+                const std::optional<RegionRows> rows = region_rows_of(in, cp, input_map(kernels[k], t), writer.program, *head_output_map(writer), mem.row_bytes);
+                if (!rows) throw Error("link_in_mem: a load of " + value + " takes neither whole rows nor columns of its region");
+                for (Instruction &in_region : region_reads(in, *rows, region_of(value), cp.program.tensor(t)->dtype, model))
+                    emit(std::move(in_region), "out of " + value + "'s region" + (rows->transposed ? ", transposed" : ""));
+                continue;
+            }
+            if (to != stored_to.end()) {
+                const std::string &value = to->second;
                 const auto rows = tensor_rows_of(in.view, in.tiles.at(0).count, mem.row_bytes);
                 if (!rows) throw Error("link_in_mem: a transfer of " + value + " moves part of a memory row");
-                for (const Instruction &c : region_copies(in.tiles.at(0), *rows, region_of(value), to != stored_to.end()))
-                    for (Instruction part : apart_from_own_banks(c, model))
-                        emit(std::move(part), (to != stored_to.end() ? "into " : "out of ") + value + "'s region");
-                if (from != read_from.end() || !plan.leaving.count(value)) continue;
+                for (const Instruction &c : region_copies(in.tiles.at(0), *rows, region_of(value), true))
+                    for (Instruction part : apart_from_own_banks(c, model)) emit(std::move(part), "into " + value + "'s region");
+                if (!plan.leaving.count(value)) continue;
             }
             if (!rename.count(t)) continue; // an output no one outside takes
             Instruction host = in;

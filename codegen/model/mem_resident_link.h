@@ -17,8 +17,10 @@ struct MemLinkedModel {
 };
 
 /// On a chip without DRAM, links consecutive kernels into one statically scheduled program
-/// wherever a value one of them stores is read by a later one in the same bytes (same dtype,
-/// same dense placement): the value lives in a region of on-chip memory from its producer to
+/// wherever a value one of them stores is read by a later one (same dtype, both dense): in the
+/// same bytes, or in another layout whose tile rows are whole rows of the writer's, or columns
+/// of blocks of them (region_layout.h: the reader's rows are then copied in another order, or
+/// turned by one sxm.transpose a block — the layout changes on chip). The value lives in a region of on-chip memory from its producer to
 /// its last reader. Regions take the same rows at the top of every bank of the data memory
 /// (row i of a region interleaved over a hemisphere's slices, in one bank of each, the next
 /// part in the next hemisphere and bank), placed by lifetime so that regions of values never

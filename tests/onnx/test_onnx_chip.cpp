@@ -222,6 +222,17 @@ struct TwoConvs {
     }
 };
 
+/// Random fp32 buffers for `inputs` (Input, shape), seeds `seed`, `seed` + 1, ...
+Bindings random_fp32_bindings(const std::vector<std::pair<Input, std::vector<int64_t>>> &inputs, uint64_t seed) {
+    Bindings bindings;
+    for (const auto &[in, shape] : inputs) {
+        Buffer<> b(Float(32), shape);
+        b.fill_random(seed++);
+        bindings.emplace_back(in, b);
+    }
+    return bindings;
+}
+
 /// The dtype kernel `k` stores its value in.
 chipsim::DType stored_dtype(const ChipModelKernel &k) {
     for (const ChipTensorMap &mp : k.program.tensors)
@@ -336,14 +347,7 @@ TEST(ModelLinkedOnChip, OnTspMiniASumTakesTheRowsOfTheResidualItReplaces) {
     const ops::Tensor c3 = ops::conv2d(sum, w3, one);
     const std::vector<GraphValue> values{{c1, shape, "c1"}, {c2, shape, "c2"}, {sum, shape, "sum"}, {c3, shape, "c3"}};
     const Pipeline model(c3);
-    Bindings bindings;
-    uint64_t seed = 11;
-    for (const auto &[in, s] : std::vector<std::pair<Input, std::vector<int64_t>>>{
-             {x, shape}, {w1, {64, 64, 3, 3}}, {w2, {64, 64, 1, 1}}, {w3, {64, 64, 1, 1}}}) {
-        Buffer<> b(Float(32), s);
-        b.fill_random(seed++);
-        bindings.emplace_back(in, b);
-    }
+    const Bindings bindings = random_fp32_bindings({{x, shape}, {w1, {64, 64, 3, 3}}, {w2, {64, 64, 1, 1}}, {w3, {64, 64, 1, 1}}}, 11);
     const ChipModelProgram linked = compile_model_for_chip(model, values, Target::named("tsp-mini"));
     ASSERT_EQ(linked.programs.size(), 1u);
     const ChipModelSegment &seg = linked.programs[0];
@@ -357,6 +361,48 @@ TEST(ModelLinkedOnChip, OnTspMiniASumTakesTheRowsOfTheResidualItReplaces) {
     EXPECT_EQ(seg.regions.at(sum_head).first_row, seg.regions.at(c1_name).first_row);
     EXPECT_EQ(seg.regions.at(sum_head).rows, seg.regions.at(c1_name).rows);
     for (const ChipTensorMap &mp : seg.program.tensors) EXPECT_FALSE(seg.regions.count(mp.source)) << mp.source << " crosses the link";
+    const ChipModelResult r = run_model_on_chip(linked, bindings);
+    const Buffer<> reference = model.realize({shape}, bindings, Target::reference())[0];
+    EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
+}
+
+// A value its reader takes in another layout than its writer stored it in stays in MEM too, the
+// layout changed on chip (region_layout.h): y = x·W is stored row-major, the row-wise
+// reduction after it (rmsnorm of y + x, compiled from its loop nest) reads y down the lanes, 16
+// tokens of one column a row, so each block of 16 of its rows is one sxm.transpose of y's rows;
+// y is read again, row-major, by the sum at the end. The kernels share one program, y never
+// crosses the link, and the values are the reference's.
+TEST(ModelLinkedOnChip, OnTspMiniAValueReadInAnotherLayoutIsTurnedOnChip) {
+    Input x{Float(32), {64, 128}, "x"}, w{Float(32), {128, 128}, "w"}, g{Float(32), {128}, "g"};
+    ops::MatmulOptions named;
+    named.name = "y";
+    const ops::Tensor y = ops::matmul(x, w, named);
+    const ops::Tensor s = ops::add(y, x, "s"), n = ops::rmsnorm(s, g), z = ops::add(n, y, "z");
+    const std::vector<int64_t> shape{64, 128};
+    const std::vector<GraphValue> values{{y, shape, "y"}, {s, shape, "s"}, {n, shape, "n"}, {z, shape, "z"}};
+    const Pipeline model(z);
+    const Bindings bindings = random_fp32_bindings({{x, shape}, {w, {128, 128}}, {g, {128}}}, 21);
+    const ChipModelProgram linked = compile_model_for_chip(model, values, Target::named("tsp-mini"));
+    ASSERT_EQ(linked.programs.size(), 1u);
+    const ChipModelSegment &seg = linked.programs[0];
+    ASSERT_EQ(seg.kernels.size(), linked.kernels.size());
+    ASSERT_GE(linked.kernels.size(), 2u);
+    const std::string y_name = y.func().name();
+    EXPECT_TRUE(seg.regions.count(y_name)) << "y stays in MEM";
+    for (const ChipTensorMap &mp : seg.program.tensors) EXPECT_NE(mp.source, y_name) << "y crosses the link";
+    // The reader alone gathers y's elements from the host; linked, it transposes y's rows.
+    const ChipModelKernel &reader = linked.kernels.at(1);
+    std::vector<int> y_dims_written, y_dims_read;
+    for (const ChipTensorMap &mp : linked.kernels.at(0).program.tensors)
+        if (mp.is_output) y_dims_written = mp.chip_dim_of_source;
+    for (const ChipTensorMap &mp : reader.program.tensors)
+        if (!mp.is_output && mp.source == y_name) y_dims_read = mp.chip_dim_of_source;
+    auto transposes = [](const ChipProgram &p) {
+        return std::count_if(p.program.instructions.begin(), p.program.instructions.end(),
+                             [](const chipsim::Instruction &in) { return in.op == chipsim::Opcode::SxmTranspose; });
+    };
+    EXPECT_GT(transposes(seg.program), transposes(linked.kernels.at(0).program) + transposes(reader.program))
+        << "y read " << ::testing::PrintToString(y_dims_read) << ", written " << ::testing::PrintToString(y_dims_written);
     const ChipModelResult r = run_model_on_chip(linked, bindings);
     const Buffer<> reference = model.realize({shape}, bindings, Target::reference())[0];
     EXPECT_EQ(within(r.outputs.at(0), reference, 3e-2), "");
