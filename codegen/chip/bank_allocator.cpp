@@ -113,6 +113,28 @@ void BankAllocator::claim(const chipsim::TileRef &t) {
                         " of " + t.memory + " are taken twice");
 }
 
+std::vector<chipsim::BankSpan> BankAllocator::take_free(const chipsim::TileRef &t) {
+    const int mi = memory_index(t.memory);
+    const chipsim::MemoryDesc &m = target_.memories[size_t(mi)];
+    std::vector<chipsim::BankSpan> taken;
+    for (const chipsim::BankSpan &span : chipsim::bank_spans(m, t)) {
+        std::vector<Range> &free = free_[size_t(mi)][size_t(std::max(span.bank, 0))];
+        std::vector<Range> inside;
+        for (const Range &r : free)
+            if (std::max(r.begin, span.begin) < std::min(r.end, span.end)) inside.push_back({std::max(r.begin, span.begin), std::min(r.end, span.end)});
+        for (const Range &r : inside) {
+            take(free, r.end - r.begin, r.begin);
+            taken.push_back({span.bank, r.begin, r.end});
+        }
+    }
+    return taken;
+}
+
+void BankAllocator::release_spans(const std::string &memory, const std::vector<chipsim::BankSpan> &spans) {
+    const int mi = memory_index(memory);
+    for (const chipsim::BankSpan &span : spans) give(free_[size_t(mi)][size_t(std::max(span.bank, 0))], span.begin, span.end);
+}
+
 int64_t BankAllocator::free_rows(const std::string &memory, int flat_bank) const {
     const int mi = memory_index(memory);
     int64_t n = 0;

@@ -10,6 +10,7 @@
 
 #include "tessera/chipsim/isa.h"
 #include "tessera/chipsim/target.h"
+#include "tessera/chipsim/timing_model.h"
 
 namespace tessera::internal::chip {
 
@@ -31,6 +32,11 @@ public:
     /// Takes exactly the rows of `tile` (placed by another allocator, e.g. a pre-pass whose
     /// results a kernel keeps reading). Throws tessera::Error when some of them are taken.
     void claim(const chipsim::TileRef &tile);
+
+    /// Takes every row of `tile` that is still free; returns the spans taken (for release_spans).
+    std::vector<chipsim::BankSpan> take_free(const chipsim::TileRef &tile);
+    /// Returns rows take_free took.
+    void release_spans(const std::string &memory, const std::vector<chipsim::BankSpan> &spans);
 
     /// Rows still free in a flat bank.
     int64_t free_rows(const std::string &memory, int flat_bank) const;

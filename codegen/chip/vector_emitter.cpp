@@ -69,22 +69,54 @@ TileRef VectorEmitter::tile(int64_t rows, int side, int bank, const std::string 
         throw Error("chip backend: " + what + " needs " + std::to_string(rows) + " rows of " + memory_ + ", more than one tile of " +
                     target().name + " holds (" + std::to_string(max_tile_rows()) + "); use a smaller shape");
     while (true) {
-        if (auto t = try_place(rows, side, bank)) return *t;
-        if (retired_.empty())
+        if (auto t = place_reusing_own([&] { return try_place(rows, side, bank); })) return *t;
+        if (!make_room())
             throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
                         what + ", " + std::to_string(rows) + " rows); use a smaller shape");
-        alloc_.release(retired_.front()); // the longest-dead rows first: fewer waits on their readers
-        retired_.pop_front();
     }
 }
 
+bool VectorEmitter::make_room() {
+    if (retired_.empty()) return false;
+    alloc_.release(retired_.front()); // the longest-dead rows first: fewer waits on their readers
+    retired_.pop_front();
+    return true;
+}
+
+std::optional<TileRef> VectorEmitter::place_reusing_own(const std::function<std::optional<TileRef>()> &try_it) {
+    if (auto t = try_it()) return placed(*t);
+    if (!in_wave_ || piece_retired(lane_).empty()) return std::nullopt;
+    std::deque<TileRef> lent;
+    lent.swap(piece_retired(lane_));
+    for (const TileRef &l : lent) alloc_.release(l);
+    const std::optional<TileRef> t = try_it();
+    const chipsim::MemoryDesc &m = *target().memory(memory_);
+    auto rows_of_spans = [](const std::vector<chipsim::BankSpan> &spans) {
+        int64_t n = 0;
+        for (const chipsim::BankSpan &sp : spans) n += sp.end - sp.begin;
+        return n;
+    };
+    for (const TileRef &l : lent) {
+        const std::vector<chipsim::BankSpan> back = alloc_.take_free(l); // what the new tile left of it
+        if (rows_of_spans(back) == rows_of_spans(chipsim::bank_spans(m, l))) piece_retired(lane_).push_back(l);
+        else wave_held_.insert(wave_held_.end(), back.begin(), back.end());
+    }
+    if (t) return placed(*t);
+    return std::nullopt;
+}
+
 TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread, int first_bank) {
-    if (streaming_)
-        for (int s : {prefer_side, 1 - prefer_side})
-            for (int b = 0; b < banks_; ++b) {
-                const int bank = (first_bank + b) % banks_;
-                if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank)) return *t;
-            }
+    if (streaming_) {
+        auto anywhere = [&]() -> std::optional<TileRef> {
+            for (int s : {prefer_side, 1 - prefer_side})
+                for (int b = 0; b < banks_; ++b) {
+                    const int bank = (first_bank + b) % banks_;
+                    if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank)) return t;
+                }
+            return std::nullopt;
+        };
+        if (auto t = place_reusing_own(anywhere)) return *t;
+    }
     return tile(rows, prefer_side, 0, what);
 }
 
@@ -92,15 +124,17 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
                                const std::vector<TileRef> &apart) {
     if (!streaming_) return tile(rows, 0, 0, what);
     if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
-    while (true) {
+    auto fitting = [&]() -> std::optional<TileRef> {
         for (int s : {prefer_side, 1 - prefer_side})
             for (int bank = 0; bank < banks_; ++bank)
-                if (auto t = try_place(rows, s, bank, srcs, apart)) return *t;
-        if (retired_.empty())
+                if (auto t = try_place(rows, s, bank, srcs, apart)) return t;
+        return std::nullopt;
+    };
+    while (true) {
+        if (auto t = place_reusing_own(fitting)) return *t;
+        if (!make_room())
             throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
                         what + ", " + std::to_string(rows) + " rows); use a smaller shape");
-        alloc_.release(retired_.front());
-        retired_.pop_front();
     }
 }
 
@@ -128,6 +162,21 @@ void VectorEmitter::check_sources(const std::vector<TileRef> &srcs, const std::s
                 throw Error("chip backend: internal: " + what + " reads two tiles of one slice (a slice port conflict)");
 }
 
+namespace {
+
+/// Whether two tiles may hold a common row: same memory, side and bank, and (both in one slice,
+/// or both interleaved) overlapping row ranges; a tile in one slice and one interleaved over the
+/// slices count as sharing.
+bool may_share_rows(const TileRef &a, const TileRef &b) {
+    if (a.memory != b.memory || a.side != b.side || a.bank != b.bank) return false;
+    if ((a.slice < 0) != (b.slice < 0)) return true;
+    if (a.slice != b.slice) return false;
+    auto end = [](const TileRef &t) { return t.base + std::max<int64_t>(1, (t.count - 1) * t.stride + 1); };
+    return a.base < end(b) && b.base < end(a);
+}
+
+} // namespace
+
 void VectorEmitter::emit(Instruction in, const std::string &what) {
     if (in.stage < 0) in.stage = stage_;
     const bool host_dma = target().dram.bytes == 0 && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore);
@@ -137,6 +186,11 @@ void VectorEmitter::emit(Instruction in, const std::string &what) {
         return;
     }
     if (wave_ops_.size() <= size_t(lane_)) wave_ops_.resize(size_t(lane_) + 1);
+    // A tile another piece placed and this one touches is no longer that piece's to reuse.
+    for (auto &[tile, lane] : wave_placed_)
+        if (lane >= 0 && lane != lane_)
+            for (const TileRef &x : op.in.tiles)
+                if (may_share_rows(tile, x)) lane = -1;
     wave_ops_[size_t(lane_)].push_back(std::move(op));
 }
 
@@ -153,8 +207,14 @@ void VectorEmitter::end_wave() {
         if (!any) break;
     }
     wave_ops_.clear();
-    for (auto &t : wave_retired_) retired_.push_back(t);
+    for (auto &piece : wave_retired_)
+        for (auto &t : piece) retired_.push_back(t);
+    for (auto &t : wave_shared_retired_) retired_.push_back(t);
     wave_retired_.clear();
+    wave_shared_retired_.clear();
+    wave_placed_.clear();
+    alloc_.release_spans(memory_, wave_held_);
+    wave_held_.clear();
     in_wave_ = false;
     lane_ = 0;
 }

@@ -11,7 +11,9 @@
 // tile interleaves over a hemisphere's slices. An instruction's sources must sit on different
 // slices, and its destination goes to a slice and bank that none of its sources reads. npu-edge
 // has one flat, interleaved scratchpad: locations are ignored there and conflicts only stall.
+#include <algorithm>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,10 +64,16 @@ public:
     /// Whether an instruction reading `a` and `b` (or reading one and writing the other on the
     /// same bank) would use one slice's port twice (always false on npu-edge).
     static bool share_slice(const chipsim::TileRef &a, const chipsim::TileRef &b);
-    /// Hands a tile back; its rows are reused once space runs out (inside a wave, only after it).
+    /// Hands a tile back; its rows are reused once space runs out. Inside a wave, a tile the
+    /// current piece placed is reused by that piece only (its later steps come after this one in
+    /// the merged order too); any other only after the wave, whose pieces end_wave() reorders.
     void retire(const chipsim::TileRef &t) {
-        if (in_wave_) wave_retired_.push_back(t);
-        else retired_.push_back(t);
+        if (in_wave_) {
+            const auto owner = std::find_if(wave_placed_.begin(), wave_placed_.end(), [&](const auto &p) { return p.first == t; });
+            (owner != wave_placed_.end() && owner->second == lane_ ? piece_retired(lane_) : wave_shared_retired_).push_back(t);
+        } else {
+            retired_.push_back(t);
+        }
     }
 
     /// Independent pieces of work (blocks, output rows, attention jobs) are emitted one after
@@ -140,7 +148,29 @@ private:
     bool in_wave_ = false;
     int lane_ = 0;
     std::vector<std::vector<ChipOp>> wave_ops_;
-    std::vector<chipsim::TileRef> wave_retired_;
+    std::vector<std::deque<chipsim::TileRef>> wave_retired_; ///< Per piece of the current wave.
+    std::deque<chipsim::TileRef> wave_shared_retired_;       ///< Retired in the wave, placed before it or by another piece.
+    /// Tiles placed in the current wave and the piece that placed them (-1 once another piece's
+    /// instruction touched their rows: then reused only after the wave).
+    std::vector<std::pair<chipsim::TileRef, int>> wave_placed_;
+    std::deque<chipsim::TileRef> &piece_retired(int lane) {
+        if (wave_retired_.size() <= size_t(lane)) wave_retired_.resize(size_t(lane) + 1);
+        return wave_retired_[size_t(lane)];
+    }
+    /// A tile just placed: in a wave, the current piece's.
+    chipsim::TileRef placed(const chipsim::TileRef &t) {
+        if (in_wave_) wave_placed_.emplace_back(t, lane_);
+        return t;
+    }
+    /// A tile `try_it` places with the current wave piece's retired tiles lent to the allocator:
+    /// those it does not take come back to the piece whole; the rest of one it takes part of is
+    /// held until the wave ends (no other piece may write rows this piece still reads in the
+    /// merged order).
+    std::optional<chipsim::TileRef> place_reusing_own(const std::function<std::optional<chipsim::TileRef>()> &try_it);
+    /// Gives the allocator back the rows of the longest dead tile retired before the current
+    /// wave. False when none is left.
+    bool make_room();
+    std::vector<chipsim::BankSpan> wave_held_; ///< Rows of the current wave's pieces' tiles, held until it ends.
 };
 
 /// An off-chip view of `rows` rows of `row_bytes` contiguous bytes, consecutive rows `stride`
