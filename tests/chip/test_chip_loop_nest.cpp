@@ -623,6 +623,27 @@ TEST(ChipLoopNestLoads, AnInputsRegularTilesComeInByAFewDmasOnAStreamingChip) {
     EXPECT_LT(r.report.host_io_cycles, tiles * t.host_link.latency / 10) << r.report.to_text();
 }
 
+TEST(ChipLoopNestWaves, ALongElementWiseChainRunsSeveralTilesAtOnce) {
+    // The erf GELU is a chain of 44 values a tile of 256 rows, 4 of them read more than once. A wave piece
+    // reuses the tiles its own chain gave back, so a wave holds several pieces (it held one when
+    // every value of a chain counted as alive till the wave's end, and the VXM ran one
+    // instruction at a time): on tsp-mini at least four VXM instructions run at once (one at a time before),
+    // and the values are the reference's.
+    Input X(Float(32), {256, 1024}, "X");
+    const Pipeline p(ops::gelu(X).func());
+    const ChipResult r = expect_loop_nest_matches(p, {{256, 1024}}, {{X, test::random_buffer(Float(32), {256, 1024}, 9)}}, "tsp-mini");
+    std::vector<std::pair<int64_t, int64_t>> vxm; // [start, end of its rows' issue) of each VXM instruction
+    for (const chipsim::Instruction &in : r.program.program.instructions)
+        if (in.op == chipsim::Opcode::Vxm) vxm.emplace_back(in.cycle, in.cycle + in.tiles.at(0).count);
+    // The most VXM instructions running at one cycle.
+    std::vector<std::pair<int64_t, int>> events;
+    for (const auto &[start, end] : vxm) events.insert(events.end(), {{start, 1}, {end, -1}});
+    std::sort(events.begin(), events.end());
+    int running = 0, most = 0;
+    for (const auto &[cycle, change] : events) most = std::max(most, running += change);
+    EXPECT_GE(most, 4) << r.program.assembly;
+}
+
 TEST(ChipLoopNestLoads, AFewRowsComeInByOneDmaAndLeaveByOne) {
     // Merging BERT's heads ([1, 16, 2, 16] -> [1, 16, 32]) reads and writes one row per
     // (position, head): 32 rows, less than a DMA's fixed cost is worth in transfer time, so the
