@@ -565,7 +565,7 @@ private:
     /// what it holds is not every value of its chain but those read more than once (alive until
     /// their last reader; counted twice, for the tiles the list scheduler keeps apart while it
     /// overlaps pieces) and the two a step reads and writes. Measured on tsp-mini's vector rows:
-    /// erf GELU 438,126 -> 188,170 cycles (one piece a wave before: its 44 values filled the
+    /// erf GELU 438,126 -> 179,845 cycles (one piece a wave before: its 44 values filled the
     /// quarter), RMSNorm 28,135 -> 24,821; counting each value read again once, log_softmax's
     /// output (46 values, 8 read again) took 3 pieces and ran 7 % slower than in 1.
     int wave_pieces_for(const Nest &n) const {

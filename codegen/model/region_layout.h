@@ -25,9 +25,10 @@ std::optional<std::vector<int64_t>> tensor_rows_of(const chipsim::OffchipView &v
 /// The writer's rows a reader's load takes, its tile in the reader's layout:
 ///  - `rows[i]`, the writer's row that tile row i is (same bytes in the same order): the same
 ///    layout, or one that orders whole rows differently (heads outer instead of tokens);
-///  - or, `transposed`, blocks of L tile rows (a reader that gathers elements down the lanes,
-///    16 tokens of one column a row, reads even the writer's own layout so) (L = the dtype's lanes a row), block b the columns
-///    0..L-1 of the L writer rows rows[b], rows[b] + strides[b], ...: one sxm.transpose each.
+///  - or, `transposed`, blocks of L tile rows (L = the dtype's lanes a row), block b the columns
+///    0..L-1 of the L writer rows rows[b], rows[b] + strides[b], ...: one sxm.transpose each. A
+///    reader that gathers elements down the lanes (a lane's worth of tokens of one column a row)
+///    reads even the writer's own layout so.
 struct RegionRows {
     bool transposed = false;
     std::vector<int64_t> rows;
