@@ -607,14 +607,22 @@ private:
     }
 
     /// The rows of a Func stored with `layout` that a read or write at `args` touches in this
-    /// tile: first row and row step. Throws when its lanes are not the layout's lanes.
-    std::pair<int64_t, int64_t> rows_of(const RowLayout &layout, const std::vector<Expr> &args, const std::string &what) const {
+    /// tile: first row and row step. Throws when its lanes are not the layout's lanes, unless
+    /// `broadcast_lane` is given and the read takes one lane of each row (one point of the lane
+    /// dimension, the same in every row of the tile): then that lane, to be spread over the lanes.
+    std::pair<int64_t, int64_t> rows_of(const RowLayout &layout, const std::vector<Expr> &args, const std::string &what,
+                                        int64_t *broadcast_lane = nullptr) const {
         int64_t first = 0, step = 0;
         for (size_t d = 0; d < args.size(); ++d) {
             const Affine a = index(args[d], what);
             const int64_t off = a.c - layout.min[d];
             if (int(d) == layout.lane) {
                 const bool one_lane = pt_.lane_var == kNoLane && a.lane == 0 && a.row == 0;
+                if (broadcast_lane && a.lane == 0 && a.row == 0 && (!one_lane || off % L_ != 0)) {
+                    *broadcast_lane = off % L_;
+                    first += off / L_;
+                    continue;
+                }
                 if ((a.lane != 1 && !one_lane) || a.row != 0 || off % L_ != 0)
                     throw Error("chip backend: " + what + " reads its lane dimension " + std::to_string(d) + " at " + to_string(resolve(args[d])) +
                                 "; on chip that dimension is in the VXM's lanes, so the lane loop (" + pt_.lane_var +
@@ -1336,15 +1344,27 @@ private:
             if (c->call_type == CallType::Input) return input_tile(st, e);
             if (c->call_type == CallType::Func) {
                 const Stored *s = storage(c->name, what);
-                const auto [first, step] = rows_of(s->layout, c->args, "the read " + to_string(e) + " in " + what);
-                return VectorEmitter::rows_of(s->tile, first, R, step);
+                int64_t lane = -1;
+                const auto [first, step] = rows_of(s->layout, c->args, "the read " + to_string(e) + " in " + what, &lane);
+                if (lane < 0) return VectorEmitter::rows_of(s->tile, first, R, step);
+                // One value a row (a mean over every dimension, read by each element): the SXM
+                // copies its lane to every lane, once when every row reads the same one.
+                const int64_t rows = step == 0 ? 1 : R;
+                const TileRef src = VectorEmitter::rows_of(s->tile, first, rows, step);
+                const TileRef spread = st.tiles.fresh(rows, {src}, VectorEmitter::other_side(src), what);
+                emitter_.permute(lane_dtype(e.type(), what), spread, src, std::vector<int32_t>(size_t(L_), int32_t(lane)),
+                                 "spread one lane of " + c->name);
+                return step == 0 ? VectorEmitter::rows_of(spread, 0, R, 0) : spread;
             }
             return intrinsic(st, c, e.type());
         }
         if (immediate(e)) return constant_tile(st, e);
         if (const Cast *c = e.as<Cast>()) return cast(st, c);
         const DType dt = lane_dtype(e.type().is_bool() ? compare_type(e) : e.type(), what);
-        if (!e.type().is_float() && !e.type().is_bool() && e.type().bits() < 32)
+        // min, max and select of narrow integers stay in their range: the 32-bit lanes compute
+        // them exactly and the store narrows them back without saturating anything.
+        const bool stays_in_range = e.as<Max>() || e.as<Min>() || e.as<Select>();
+        if (!e.type().is_float() && !e.type().is_bool() && e.type().bits() < 32 && !stays_in_range)
             throw Error("chip backend: " + what + " computes " + to_string(e) + ": " + e.type().to_string() + " arithmetic wraps at " +
                         std::to_string(e.type().bits()) + " bits, the VXM's 32-bit lanes do not; widen to int32 first");
         auto binary = [&](VxmOp op, const Expr &a, const Expr &b, bool commutes) -> TileRef {

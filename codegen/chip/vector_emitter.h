@@ -102,6 +102,9 @@ public:
     /// sxm.shift.<dtype> dst, src, #by: each row's lanes moved up by `by` lanes.
     void shift(chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src, int64_t by,
                const std::string &what);
+    /// sxm.permute.<dtype> dst, src, map: lane l of each of dst's rows takes lane map[l] of src's.
+    void permute(chipsim::DType dtype, const chipsim::TileRef &dst, const chipsim::TileRef &src, std::vector<int32_t> map,
+                 const std::string &what);
     /// The sources of the last instruction emitted (in the current wave piece) when it is an
     /// fp32 → fp32 `vxm` that writes exactly `dst`; nullopt otherwise.
     std::optional<std::vector<chipsim::TileRef>> last_vxm_writing(const chipsim::TileRef &dst) const;

@@ -118,7 +118,7 @@ private:
     }
 
     Val binary(VxmOp op, const Expr &e, const Expr &ea, const Expr &eb, bool commutative) {
-        if (int_range(e.type()))
+        if (int_range(e.type()) && op != VxmOp::Min && op != VxmOp::Max) // min and max stay in range
             fail(e, e.type().to_string() + " arithmetic wraps at " + std::to_string(e.type().bits()) +
                         " bits, the VXM computes in int32 lanes; widen the operands to int32 first");
         Val a = compile(ea), b = compile(eb);

@@ -91,6 +91,10 @@ std::string propagate(const std::vector<ProvideSite> &sites, const std::vector<s
                 const std::string read = "the read " + to_string(call) + " in " + stage_display_name(f, site.stage);
                 if (with.empty())
                     if (auto k = activation_lane(site, c, *v)) with.push_back(*k);
+                // A read of one point (a mean over every dimension): its lane is spread over
+                // the reader's lanes, wherever its producer keeps it.
+                if (with.empty() && std::all_of(c->args.begin(), c->args.end(), [](const Expr &a) { return as_const_int(a).has_value(); }))
+                    continue;
                 if (with.size() != 1)
                     return read + (with.empty() ? " does not vary along " + f + "'s lanes (" + *v + ")"
                                                 : " uses " + f + "'s lane loop " + *v + " in several dimensions");
@@ -138,7 +142,14 @@ VectorLanes choose_vector_lanes(const Pipeline &p, const Target &target, const s
         if (!lanes.count(name) || lanes[name] >= 0) continue;
         std::string first_problem;
         bool placed = false;
-        for (int d = int(output_shapes[o].size()) - 1; d >= 0 && !placed; --d) {
+        // Innermost first, but a dimension of one point last: its lanes would stay empty.
+        std::vector<int> order;
+        for (int d = int(output_shapes[o].size()) - 1; d >= 0; --d)
+            if (output_shapes[o][size_t(d)] != 1) order.push_back(d);
+        for (int d = int(output_shapes[o].size()) - 1; d >= 0; --d)
+            if (output_shapes[o][size_t(d)] == 1) order.push_back(d);
+        for (size_t k = 0; k < order.size() && !placed; ++k) {
+            const int d = order[k];
             LaneChoice attempt = lanes;
             attempt[name] = d;
             std::string problem = propagate(sites, consumers_first, attempt);

@@ -75,6 +75,24 @@ TEST_P(ChipElementwise, NarrowArithmeticAndStencilsAreRejectedWithTheReason) {
     test::expect_chip_error(Pipeline(shifted), {8, 16}, chip, "chip backend");
 }
 
+TEST_P(ChipElementwise, NarrowIntegerMinMaxAndSelectRunExactly) {
+    // min, max and select never leave their operands' range, so the 32-bit lanes compute them
+    // exactly and the store narrows them back: int8, uint8, int16 and uint16 run bit-exact, as
+    // a user's clamp written by hand and a library max, where + would be refused.
+    const std::string chip = GetParam();
+    Var i("i"), j("j");
+    for (Type t : {Int(8), UInt(8), Int(16), UInt(16)}) {
+        SCOPED_TRACE(t.to_string());
+        Input A(t, {8, 48}, "A"), B(t, {8, 48}, "B");
+        Func clamped("clamped"), picked("picked");
+        clamped(i, j) = min(max(A(i, j), B(i, j)), cast(t, 100));
+        picked(i, j) = select(A(i, j) > B(i, j), B(i, j), A(i, j));
+        const Bindings bind{{A, test::random_buffer(t, {8, 48}, 21)}, {B, test::random_buffer(t, {8, 48}, 22)}};
+        for (const Func &f : {clamped, picked, ops::maximum(A, B).func(), ops::clip(A, 3, 90).func()})
+            test::expect_matches_reference_within(Pipeline(f), {8, 48}, bind, chip, Tolerance::for_type(t));
+    }
+}
+
 TEST_P(ChipElementwise, Bf16RoundsAfterEveryOpLikeTheReference) {
     // Every op rounds its fp32 result to bf16, on the chip as in the reference: + - * / min max
     // and relu are then bit-exact (double rounding through fp32 is harmless for them).

@@ -171,14 +171,29 @@ TEST(ChipRowwise, YAskedInBf16IsPackedByTheOpThatComputesIt) {
             }
 }
 
-TEST(ChipRowwiseErrors, SoftmaxOverAnotherAxis) {
-    Input X(Float(32), {8, 16}, "X");
-    expect_chip_error(Pipeline(ops::softmax(X, 0)), {8, 16}, "last axis");
-}
-
-TEST(ChipRowwiseErrors, LayernormOverTwoDimensions) {
-    Input X(Float(32), {4, 8, 16}, "X");
-    expect_chip_error(Pipeline(ops::layernorm(X, ops::Tensor(), ops::Tensor(), 2)), {4, 8, 16}, "normalises the last 2");
+// Forms the row kernels do not take compile from the loop nest instead of being refused: a
+// softmax down the columns, a layernorm over the last two dimensions, and one over every
+// dimension, whose single mean and deviation each element reads (the SXM spreads that one lane
+// over the lanes of every row).
+TEST(ChipRowwise, FormsTheRowKernelsDoNotTakeRunFromTheLoopNest) {
+    Input X(Float(32), {4, 8, 20}, "X"), G(Float(32), {8, 20}, "gamma");
+    struct Case {
+        std::string name;
+        Func f;
+        int64_t reduction;
+    };
+    const std::vector<Case> cases{{"softmax over axis 0", ops::softmax(X, 0), 4},
+                                  {"layernorm over 2 dimensions", ops::layernorm(X, ops::Tensor(G), ops::Tensor(), 2), 160},
+                                  {"layernorm over every dimension", ops::layernorm(X, ops::Tensor(), ops::Tensor(), 3), 640}};
+    for (const char *chip : {"tsp-mini", "npu-edge"})
+        for (const Case &c : cases) {
+            SCOPED_TRACE(c.name + " on " + chip);
+            Bindings bind{{X, test::random_buffer(Float(32), {4, 8, 20}, 5)}, {G, test::random_buffer(Float(32), {8, 20}, 6)}};
+            const ChipResult r = test::expect_matches_reference_within(Pipeline(c.f), {4, 8, 20}, bind, chip,
+                                                                       tolerance_for(Float(32), c.reduction));
+            EXPECT_NE(r.program.summary.find("compiled from the loop nest"), std::string::npos) << r.program.summary;
+            if (c.reduction == 640) EXPECT_NE(r.program.assembly.find("sxm.permute"), std::string::npos) << r.program.assembly;
+        }
 }
 
 TEST(ChipRowwiseErrors, TensorizeOnSoftmaxIsNotAMatmul) {
