@@ -155,17 +155,16 @@ int TimingModel::slice_resource(int memory, int slice, bool write) const {
 }
 
 ResolvedTile TimingModel::resolve(const TileRef &tile) const {
-    const std::string text = tile_text(tile);
     int mi = -1;
     for (size_t i = 0; i < target_.memories.size(); ++i)
         if (target_.memories[i].name == tile.memory) mi = int(i);
     if (mi < 0)
-        throw SimError("tile " + text + ": unknown memory '" + tile.memory + "' on " + target_.name +
+        throw SimError("tile " + tile_text(tile) + ": unknown memory '" + tile.memory + "' on " + target_.name +
                        ", expected one of " + memory_names(target_));
     const MemoryDesc &m = target_.memories[mi];
     ResolvedTile r;
     r.memory = mi;
-    auto bad = [&](const std::string &why) { throw SimError("tile " + text + ": " + why); };
+    auto bad = [&](const std::string &why) { throw SimError("tile " + tile_text(tile) + ": " + why); };
     const bool sliced = m.hemispheres * m.slices > 1;
     if (m.interleaved) {
         if (tile.side || tile.bank >= 0)
@@ -246,9 +245,17 @@ int64_t TimingModel::stream_distance(const std::string &from, const std::string 
 void TimingModel::tile_holds(ResourceUse &use, int tile, bool write, int64_t offset, int64_t &occupancy) const {
     const ResolvedTile &rt = use.tiles[size_t(tile)];
     const MemoryDesc &m = target_.memories[size_t(rt.memory)];
-    std::map<int, int64_t> per_bank, per_slice;
-    for (auto b : rt.banks) ++per_bank[b];
-    for (auto s : rt.slices) ++per_slice[s];
+    // Rows per bank and per slice, in ascending order (a tile touches few of either).
+    auto count_rows = [](const std::vector<int32_t> &of) {
+        std::vector<std::pair<int, int64_t>> counts;
+        for (auto v : of) {
+            auto it = std::lower_bound(counts.begin(), counts.end(), std::pair<int, int64_t>{v, INT64_MIN});
+            if (it != counts.end() && it->first == v) ++it->second;
+            else counts.insert(it, {v, 1});
+        }
+        return counts;
+    };
+    const auto per_bank = count_rows(rt.banks), per_slice = count_rows(rt.slices);
     for (auto [bank, rows] : per_bank) {
         use.holds.push_back({bank_resource(rt.memory, bank, write), offset, rows});
         occupancy = std::max(occupancy, rows);

@@ -482,7 +482,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
     cp.outputs = {g.output.name()};
     cp.output_shapes = {shape};
     (void)p;
-    return cp;
+    return std::move(cp); // cp is the caller's: a plain return would copy every instruction
 }
 
 chipsim::Target chip_target_description(const Target &target) {
@@ -717,7 +717,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     cp.assembly = chipsim::disassemble(cp.program);
     cp.outputs = {g.output.name()};
     cp.output_shapes = output_shapes;
-    return cp;
+    return std::move(cp); // cp is the caller's: a plain return would copy every instruction
 }
 
 namespace {

@@ -1061,19 +1061,29 @@ struct SlotPlan {
         // reads: the uses that are not holds; fixed: the reads that cannot reload the tile (an
         // epilogue operand is loaded for its drain step and read again by the step's
         // instructions, which find no copy in DRAM if it went in between).
-        std::map<std::string, std::vector<int64_t>> uses, reads, fixed;
-        for (auto &n : needs) {
-            uses[n.key].push_back(n.time); // a hold counts here: Belady keeps the tile until then
-            if (!n.hold) reads[n.key].push_back(n.time);
-            if (!n.hold && !n.reloadable) fixed[n.key].push_back(n.time);
+        // Keys become their rank in string order: the eviction scan below then visits the
+        // resident tiles in the order it always has, without a string compared per step.
+        std::vector<std::string> keys;
+        for (auto &n : needs) keys.push_back(n.key);
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+        std::vector<int> id(needs.size());
+        for (size_t i = 0; i < needs.size(); ++i)
+            id[i] = int(std::lower_bound(keys.begin(), keys.end(), needs[i].key) - keys.begin());
+        std::vector<std::vector<int64_t>> uses(keys.size()), reads(keys.size()), fixed(keys.size());
+        for (size_t i = 0; i < needs.size(); ++i) {
+            const Need &n = needs[i];
+            uses[size_t(id[i])].push_back(n.time); // a hold counts here: Belady keeps the tile until then
+            if (!n.hold) reads[size_t(id[i])].push_back(n.time);
+            if (!n.hold && !n.reloadable) fixed[size_t(id[i])].push_back(n.time);
         }
         auto next_in = [](const std::vector<int64_t> &u, int64_t now) {
             auto it = std::lower_bound(u.begin(), u.end(), now);
             return it == u.end() ? INT64_MAX : *it;
         };
         const size_t kept = size_t(std::max(1, slots - lead));
-        std::map<std::string, int64_t> resident; // key -> last use so far (Belady over `kept` slots)
-        std::map<std::string, int> where;        // key -> its slot
+        std::map<int, int64_t> resident; // key -> last use so far (Belady over `kept` slots)
+        std::vector<int> where(keys.size(), -1); // key -> its slot
         struct Free {
             int slot;
             int64_t ready;
@@ -1086,9 +1096,10 @@ struct SlotPlan {
         ready.resize(needs.size());
         for (size_t i = 0; i < needs.size(); ++i) {
             const Need &n = needs[i];
-            if (auto it = resident.find(n.key); it != resident.end()) {
+            const int k_n = id[i];
+            if (auto it = resident.find(k_n); it != resident.end()) {
                 it->second = n.time;
-                slot[i] = where[n.key];
+                slot[i] = where[size_t(k_n)];
                 continue;
             }
             if (n.hold) {
@@ -1096,28 +1107,28 @@ struct SlotPlan {
                 continue;
             }
             if (resident.size() >= kept) {
-                std::string victim;
+                int victim = -1;
                 int64_t best_next = -1, best_last = INT64_MAX;
                 for (auto &[k, last] : resident) {
-                    const int64_t nu = next_in(uses[k], n.time);
+                    const int64_t nu = next_in(uses[size_t(k)], n.time);
                     if (nu == n.time) continue; // needed by this very step
-                    const int64_t next_read = next_in(reads[k], n.time);
-                    if (next_read != INT64_MAX && next_read == next_in(fixed[k], n.time)) continue; // must stay for it
+                    const int64_t next_read = next_in(reads[size_t(k)], n.time);
+                    if (next_read != INT64_MAX && next_read == next_in(fixed[size_t(k)], n.time)) continue; // must stay for it
                     if (nu > best_next || (nu == best_next && last < best_last)) {
                         best_next = nu;
                         best_last = last;
                         victim = k;
                     }
                 }
-                if (victim.empty()) throw Error("too many tiles at once");
-                free.push_back({where[victim], resident[victim] + 1});
+                if (victim < 0) throw Error("too many tiles at once");
+                free.push_back({where[size_t(victim)], resident[victim] + 1});
                 resident.erase(victim);
-                where.erase(victim);
+                where[size_t(victim)] = -1;
             }
             if (free_head == free.size()) throw Error("too many tiles at once");
             const Free f = free[free_head++];
-            resident[n.key] = n.time;
-            where[n.key] = f.slot;
+            resident[k_n] = n.time;
+            where[size_t(k_n)] = f.slot;
             slot[i] = f.slot;
             load[i] = true;
             ready[i] = f.ready;

@@ -207,8 +207,8 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
                 p.semaphore = next_semaphore++;
             }
             const int64_t pos = pos_in_queue[size_t(y)];
-            size_t s = 0;
-            while (s < p.coverage.size() && p.coverage[s] <= pos) ++s;
+            // The first signal that covers `pos` (coverage only grows).
+            const size_t s = size_t(std::upper_bound(p.coverage.begin(), p.coverage.end(), pos) - p.coverage.begin());
             if (s == p.coverage.size()) {
                 Instruction sig;
                 sig.op = Opcode::SyncSignal;
