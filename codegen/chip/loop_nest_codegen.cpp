@@ -182,6 +182,7 @@ struct Point {
     std::string row_var, lane_var;
     int64_t row_min = 0, rows = 1; ///< This tile's first value of the row loop, and its rows.
     int64_t lane_min = 0;          ///< The lane loop's value in lane 0.
+    int64_t lane_end = 1;          ///< One past the lane loop's last value: lanes from there on hold nothing.
 };
 
 class LoopNestCompiler {
@@ -265,6 +266,10 @@ private:
         std::string tensor;
         std::vector<int64_t> shape, lo, hi, stride;
         DType dtype = DType::FP32;
+        /// Elements wanted past the box's end: a lane-by-lane read's lanes past its loop's end
+        /// continue its run there (input_view_by_lane).
+        int64_t tail = 0;
+        int64_t elements = 0; ///< Of the declared chip tensor, its padding included.
     };
     struct Stored {
         RowLayout layout;
@@ -490,6 +495,7 @@ private:
         if (!lane) { // one lane: no loop runs across the lanes
             pt_.lane_var = kNoLane;
             pt_.lane_min = 0;
+            pt_.lane_end = 1;
         }
         enumerate(nest, loops, 0);
         if (wave_limit_ > 1) emitter_.end_wave();
@@ -523,6 +529,7 @@ private:
             for (int64_t c = lo; c < lo + ext; c += L_) {
                 pt_.lane_var = f->name;
                 pt_.lane_min = c;
+                pt_.lane_end = lo + ext;
                 enumerate(n, loops, i + 1);
             }
         } else if (f == n.row) {
@@ -1723,6 +1730,9 @@ private:
         }
     }
 
+    /// Lanes of this tile the lane loop reaches (the rest of a last chunk hold nothing).
+    int64_t lanes_used() const { return std::clamp<int64_t>(pt_.lane_end - pt_.lane_min, 1, L_); }
+
     /// The index `arg` takes in lane `l` of this tile.
     int64_t lane_index(const Expr &arg, int64_t l, const std::string &what) const {
         auto *self = const_cast<LoopNestCompiler *>(this);
@@ -1746,8 +1756,16 @@ private:
     /// its lanes' offsets as nested strided runs, each level one dimension of the DMA.
     chipsim::OffchipView input_view_by_lane(const Call *c, const InputPlan &plan, const std::string &what) const {
         std::vector<int64_t> off(size_t(L_), 0);
-        for (int64_t l = 0; l < L_; ++l)
+        const int64_t used = lanes_used();
+        for (int64_t l = 0; l < used; ++l)
             for (size_t d = 0; d < c->args.size(); ++d) off[size_t(l)] += (lane_index(c->args[d], l, what) - plan.lo[d]) * plan.stride[d];
+        // Lanes past the loop's end hold nothing: they continue the run of the lanes before
+        // them, into the padding declared after the box (plan.tail), so that one strided DMA
+        // still gathers the row (a flatten's last chunk).
+        const int64_t step = used > 1 ? off[1] - off[0] : 1;
+        for (int64_t l = used; l < L_; ++l) off[size_t(l)] = off[size_t(l - 1)] + step;
+        if (used < L_ && (step < 0 || off.back() >= plan.elements))
+            throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in an order no strided DMA gathers; vectorize another loop");
         // Levels from the innermost: a run of `count` lanes `stride` apart, repeated.
         std::vector<chipsim::ViewDim> dims; // innermost first
         int64_t block = 1;
@@ -2108,7 +2126,8 @@ private:
                     for (size_t d = 0; d < c->args.size(); ++d) {
                         const std::string what = "the read " + to_string(e);
                         if (!affine_across_lanes(c->args[d], what)) { // lane by lane (a flatten's i / n % m)
-                            for (int64_t l = 0; l < L_; ++l) {
+                            if (lanes_used() < L_) plan.tail = std::max(plan.tail, L_);
+                            for (int64_t l = 0; l < lanes_used(); ++l) {
                                 const int64_t i = lane_index(c->args[d], l, what);
                                 plan.lo[d] = std::min(plan.lo[d], i);
                                 plan.hi[d] = std::max(plan.hi[d], i + 1);
@@ -2141,7 +2160,14 @@ private:
                 offset.push_back(-plan.lo[d]);
                 dims.push_back(int(d));
             }
+            if (plan.tail > 0 && !chip.empty()) { // whole slabs of the outermost dimension after the box
+                int64_t slab = 1;
+                for (size_t d = 1; d < chip.size(); ++d) slab *= chip[d];
+                chip[0] += (plan.tail + slab - 1) / slab;
+            }
             plan.stride = row_major_strides(chip);
+            plan.elements = 1;
+            for (int64_t e : chip) plan.elements *= e;
             declare(cp_, plan.tensor, name, plan.dtype, chip, plan.shape, dims, offset, false);
         }
     }

@@ -558,6 +558,27 @@ TEST_P(ChipLoopNest, IndexArithmeticAffineOnlyInsideATile) {
     expect_loop_nest_matches(Pipeline(flat), {{4, 64}}, b, chip);
 }
 
+TEST_P(ChipLoopNest, AFlattenWhoseLastChunkEndsInsideARowStillGathersByOneDma) {
+    // ONNX's Flatten of [2, 3, 4, 5] at axis 1: rows of 60, so the last chunk of lanes ends
+    // mid-vector. Its lanes past the end would index back to the start of the row's slab (x % 5
+    // wraps), which no strided DMA gathers; they continue the run instead, into padding after
+    // the input's last element (the last row's read would otherwise leave the tensor). Also
+    // rows of 20 (axis 2) and of 5, shorter than a vector.
+    const std::string chip = chip_target(GetParam());
+    Input C(Float(32), {2, 3, 4, 5}, "C");
+    Var y("y"), x("x");
+    Func rows60("rows60"), rows20("rows20"), rows5("rows5");
+    Expr i = y * 60 + x; // the flat index, as ops::flatten writes it
+    rows60(y, x) = C(i / 60, (i / 20) % 3, (i / 5) % 4, i % 5) * 3.0f;
+    Expr j = y * 20 + x;
+    rows20(y, x) = C(j / 60, (j / 20) % 3, (j / 5) % 4, j % 5) - 1.0f;
+    rows5(y, x) = C(y / 12, (y / 4) % 3, y % 4, x) + 2.0f;
+    const Bindings b{{C, test::random_buffer(Float(32), {2, 3, 4, 5}, 41)}};
+    expect_loop_nest_matches(Pipeline(rows60), {{2, 60}}, b, chip);
+    expect_loop_nest_matches(Pipeline(rows20), {{6, 20}}, b, chip);
+    expect_loop_nest_matches(Pipeline(rows5), {{24, 5}}, b, chip);
+}
+
 TEST_P(ChipLoopNest, AConcatAlongAnOuterDimensionSplitsTheRowTilesAtItsSeams) {
     // ONNX's Concat of an LSTM's steps, [steps, 1, batch, hidden], each step computed on chip:
     // a select on the outermost index. Tiles of rows start at each seam, so every tile reads

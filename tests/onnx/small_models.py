@@ -295,6 +295,14 @@ def shape_arithmetic(out):
     save(out, "shape_arithmetic", g, [x], np.maximum(x.reshape(2, 12), 0))
 
 
+def double_relu(out):
+    """A ReLU on fp64: the host runs it; the chips, whose lanes are 32 bits, refuse it by name."""
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu64")], "double_relu",
+                          [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2, 3])])
+    save(out, "double_relu", g, [rng.normal(0, 1, (2, 3))])
+
+
 def mlp(out):
     """Three fully connected layers (MatMul + bias + ReLU twice, then Gemm): several matmuls in one model."""
     w1, b1 = f32(rng.normal(0, 0.2, (64, 128))), f32(rng.normal(0, 0.1, 128))
@@ -526,8 +534,8 @@ if __name__ == "__main__":
         resnet50_stage(d)
         bert_layer(d, "bert_base_layer", s=128, d=768, heads=12, ff=3072)
         sys.exit(0)
-    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, mlp, conv_net, bert_layer, lstm,
-                  lstm_cell, mlp_gelu_tanh, qdq_matmul, qdq_conv_per_channel):
+    for build in (resnet_block, mlp_gelu, inverted_residual, qdq_conv, cleanup, shape_arithmetic, double_relu, mlp, conv_net, bert_layer,
+                  lstm, lstm_cell, mlp_gelu_tanh, qdq_matmul, qdq_conv_per_channel):
         build(d)
     mlp_gelu_tanh(d, "mlp_gelu_tanh_near_miss", kappa=0.05)
     qdq_matmul(d, "qdq_matmul_per_row", axis=0)
