@@ -266,9 +266,9 @@ private:
         std::string tensor;
         std::vector<int64_t> shape, lo, hi, stride;
         DType dtype = DType::FP32;
-        /// Elements wanted past the box's end: a lane-by-lane read's lanes past its loop's end
-        /// continue its run there (input_view_by_lane).
-        int64_t tail = 0;
+        /// Read lane by lane somewhere: the declared tensor then holds at least one vector row,
+        /// so that a window of a row's elements always lies inside it (input_view_by_lane).
+        bool by_lane = false;
         int64_t elements = 0; ///< Of the declared chip tensor, its padding included.
     };
     struct Stored {
@@ -1366,6 +1366,7 @@ private:
             return intrinsic(st, c, e.type());
         }
         if (immediate(e)) return constant_tile(st, e);
+        if (const Variable *v = e.as<Variable>()) return loop_value_tile(st, v, e);
         if (const Cast *c = e.as<Cast>()) return cast(st, c);
         const DType dt = lane_dtype(e.type().is_bool() ? compare_type(e) : e.type(), what);
         // min, max and select of narrow integers stay in their range: the 32-bit lanes compute
@@ -1568,42 +1569,71 @@ private:
     /// A constant as an operand tile: one row of the program's constant table, read `rows`
     /// times (row step 0).
     TileRef constant_tile(Statement &st, const Expr &e) {
+        return constant_rows(st, lane_dtype(e.type(), st.stage), {std::vector<double>(size_t(L_), *immediate(e))}, "constant " + to_string(e));
+    }
+
+    /// The value of a loop in each element of this tile: the lane loop's differs lane by lane
+    /// (a pool window's or a concat's seam compared with it), the row loop's row by row (an
+    /// average pool's count of the window's elements inside the image). Both come from the
+    /// constant tables.
+    TileRef loop_value_tile(Statement &st, const Variable *v, const Expr &e) {
         const DType dt = lane_dtype(e.type(), st.stage);
-        std::vector<double> &table = dt == DType::FP32 ? float_constants_ : int_constants_;
-        const double v = *immediate(e);
-        size_t row = std::find(table.begin(), table.end(), v) - table.begin();
-        if (row == table.size()) table.push_back(v);
-        const std::string key = std::string(dt == DType::FP32 ? "KF" : "KI") + "#" + std::to_string(row);
+        if (v->name == pt_.lane_var) {
+            std::vector<double> lanes(static_cast<size_t>(L_), 0.0);
+            for (int64_t l = 0; l < L_; ++l) lanes[size_t(l)] = double(pt_.lane_min + l);
+            return constant_rows(st, dt, {lanes}, "the values of " + v->name);
+        }
+        if (v->name != pt_.row_var)
+            throw Error("chip backend: " + st.stage + " computes " + to_string(e) + " as a value, a loop neither along the tile's lanes nor "
+                        "its rows; the VXM has no instruction for it");
+        std::vector<std::vector<double>> rows;
+        for (int64_t r = 0; r < pt_.rows; ++r) rows.push_back(std::vector<double>(static_cast<size_t>(L_), double(pt_.row_min + r)));
+        return constant_rows(st, dt, rows, "the values of " + v->name);
+    }
+
+    /// Rows of constants, one value a lane, loaded once a statement from the program's
+    /// constant tables (KF for fp32, KI for int32); one row is spread over the tile's rows.
+    TileRef constant_rows(Statement &st, DType dt, const std::vector<std::vector<double>> &rows, const std::string &what) {
+        std::vector<std::vector<double>> &table = dt == DType::FP32 ? float_constants_ : int_constants_;
+        auto at = std::search(table.begin(), table.end(), rows.begin(), rows.end());
+        if (at == table.end()) at = table.insert(table.end(), rows.begin(), rows.end());
+        const int64_t first = at - table.begin(), count = int64_t(rows.size());
+        const std::string key = std::string(dt == DType::FP32 ? "KF" : "KI") + "#" + std::to_string(first) + "+" + std::to_string(count);
         auto it = st.loads.find(key);
         if (it == st.loads.end()) {
-            const TileRef one = emitter_.tile_anywhere(1, int(placed_++ % 2), "a constant");
-            st.tiles.own(one);
+            const TileRef tile = emitter_.tile_anywhere(count, int(placed_++ % 2), "a constant");
+            st.tiles.own(tile);
             chipsim::OffchipView view;
             view.tensor = dt == DType::FP32 ? "KF" : "KI";
-            view.offset = int64_t(row) * t_.vector_bytes;
-            view.inner_bytes = t_.vector_bytes;
-            emitter_.load(one, view, "constant " + to_string(e));
-            it = st.loads.emplace(key, one).first;
+            view.offset = first * t_.vector_bytes;
+            view.inner_bytes = count * t_.vector_bytes;
+            emitter_.load(tile, view, what);
+            it = st.loads.emplace(key, tile).first;
         }
-        return VectorEmitter::broadcast(it->second, pt_.rows);
+        return count == pt_.rows ? it->second : VectorEmitter::broadcast(it->second, pt_.rows);
     }
 
     void declare_constants() {
         for (auto [name, table, dt] : {std::tuple{"KF", &float_constants_, DType::FP32}, std::tuple{"KI", &int_constants_, DType::Int32}}) {
             if (table->empty()) continue;
             declare(cp_, name, name, dt, {int64_t(table->size()), L_}, {}, {}, {}, false);
-            for (double v : *table)
-                for (int64_t l = 0; l < L_; ++l) cp_.tensors.back().constant.push_back(float(v));
+            for (const std::vector<double> &row : *table)
+                for (double v : row) cp_.tensors.back().constant.push_back(float(v));
         }
     }
 
     // ---- Inputs ---------------------------------------------------------------------------
 
     /// The DMA view of the tile of Input `call` this statement reads.
-    chipsim::OffchipView input_view(const Call *c, const InputPlan &plan, const std::string &what) const {
+    /// The view a read of Input `c` loads. A read lane by lane whose lanes no strided DMA
+    /// gathers loads a window of the row instead, and `lane_map` (when given) says which lane
+    /// of the window each lane takes (an sxm.permute); empty otherwise.
+    chipsim::OffchipView input_view(const Call *c, const InputPlan &plan, const std::string &what,
+                                    std::vector<int32_t> *lane_map = nullptr) const {
         bool by_lane = false;
         for (const Expr &a : c->args) by_lane |= !affine_across_lanes(a, what);
-        if (by_lane) return input_view_by_lane(c, plan, what);
+        if (lane_map) lane_map->clear();
+        if (by_lane) return input_view_by_lane(c, plan, what, lane_map);
         int64_t off = 0, row = 0, lane = 0;
         for (size_t d = 0; d < c->args.size(); ++d) {
             const Affine a = index(c->args[d], what);
@@ -1752,20 +1782,43 @@ private:
         return i;
     }
 
-    /// A one-row read whose lanes are not one strided run (a flatten's (i / 8) % 8, i % 8):
-    /// its lanes' offsets as nested strided runs, each level one dimension of the DMA.
-    chipsim::OffchipView input_view_by_lane(const Call *c, const InputPlan &plan, const std::string &what) const {
+    /// A one-row read whose lanes are not one strided run (a flatten's (i / 8) % 8, i % 8; a
+    /// window clamped at an image's edge, a concat along the lanes): its lanes' offsets as
+    /// nested strided runs, each level one dimension of the DMA. Else, where they span less than
+    /// a row, a window of that many contiguous elements, and in `lane_map` the lane of the
+    /// window each lane takes (an sxm.permute puts them in place).
+    chipsim::OffchipView input_view_by_lane(const Call *c, const InputPlan &plan, const std::string &what,
+                                            std::vector<int32_t> *lane_map) const {
         std::vector<int64_t> off(size_t(L_), 0);
         const int64_t used = lanes_used();
         for (int64_t l = 0; l < used; ++l)
             for (size_t d = 0; d < c->args.size(); ++d) off[size_t(l)] += (lane_index(c->args[d], l, what) - plan.lo[d]) * plan.stride[d];
         // Lanes past the loop's end hold nothing: they continue the run of the lanes before
-        // them, into the padding declared after the box (plan.tail), so that one strided DMA
-        // still gathers the row (a flatten's last chunk).
+        // them, so that one strided DMA still gathers the row (a flatten's last chunk).
         const int64_t step = used > 1 ? off[1] - off[0] : 1;
         for (int64_t l = used; l < L_; ++l) off[size_t(l)] = off[size_t(l - 1)] + step;
-        if (used < L_ && (step < 0 || off.back() >= plan.elements))
-            throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in an order no strided DMA gathers; vectorize another loop");
+        if (auto v = strided_gather(off, plan)) return *v;
+        const auto [lo, hi] = std::minmax_element(off.begin(), off.begin() + used);
+        if (*hi - *lo >= L_)
+            throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in an order no strided DMA gathers, from " +
+                        std::to_string(*hi - *lo + 1) + " elements apart (more than a row of " + std::to_string(L_) +
+                        "); vectorize another loop");
+        // The window stays inside the tensor (it holds at least a row: declare_inputs).
+        const int64_t first = std::max<int64_t>(0, std::min(*lo, plan.elements - L_));
+        if (lane_map)
+            for (int64_t l = 0; l < L_; ++l) lane_map->push_back(int32_t(off[size_t(std::min(l, used - 1))] - first));
+        chipsim::OffchipView v;
+        v.tensor = plan.tensor;
+        v.offset = first * 4;
+        v.inner_bytes = L_ * 4;
+        return v;
+    }
+
+    /// One DMA that loads element off[l] into lane l: nested strided runs (at most the DMA's
+    /// dimensions below its contiguous bytes) inside the tensor; nullopt when there is none.
+    std::optional<chipsim::OffchipView> strided_gather(const std::vector<int64_t> &off, const InputPlan &plan) const {
+        if (*std::min_element(off.begin(), off.end()) < 0 || *std::max_element(off.begin(), off.end()) >= plan.elements)
+            return std::nullopt;
         // Levels from the innermost: a run of `count` lanes `stride` apart, repeated.
         std::vector<chipsim::ViewDim> dims; // innermost first
         int64_t block = 1;
@@ -1779,8 +1832,7 @@ private:
                 if (!same) break;
                 ++count;
             }
-            if (count == 1 || L_ % (block * count) != 0 || stride < 0)
-                throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in an order no strided DMA gathers; vectorize another loop");
+            if (count == 1 || L_ % (block * count) != 0 || stride < 0) return std::nullopt;
             dims.push_back({count, stride * 4});
             block *= count;
         }
@@ -1793,9 +1845,7 @@ private:
             v.inner_bytes = dims.back().count * 4;
             dims.pop_back();
         }
-        if (dims.size() > 3)
-            throw Error("chip backend: " + what + " reads " + c->name + "'s lanes in " + std::to_string(dims.size()) +
-                        " nested runs; a DMA gathers at most 3 below its contiguous bytes");
+        if (int(dims.size()) + 1 > t_.dma.max_dims) return std::nullopt;
         v.outer = dims;
         return v;
     }
@@ -2044,9 +2094,17 @@ private:
     TileRef input_tile(Statement &st, const Expr &e) {
         const Call *c = e.as<Call>();
         const InputPlan &plan = inputs_.at(c->name);
-        const chipsim::OffchipView v = input_view(c, plan, "the read " + to_string(e) + " in " + st.stage);
+        std::vector<int32_t> lane_map;
+        const chipsim::OffchipView v = input_view(c, plan, "the read " + to_string(e) + " in " + st.stage, &lane_map);
         const std::string key = load_key(c->name, v);
-        auto as_read = [&](const TileRef &t) { return t.count == pt_.rows ? t : VectorEmitter::broadcast(t, pt_.rows); };
+        auto as_read = [&](const TileRef &t) {
+            const TileRef rows = t.count == pt_.rows ? t : VectorEmitter::broadcast(t, pt_.rows);
+            if (lane_map.empty()) return rows;
+            // A window of the row: each lane takes its element from the window (one row).
+            const TileRef placed = st.tiles.fresh(1, {rows}, VectorEmitter::other_side(rows), st.stage);
+            emitter_.permute(plan.dtype, placed, rows, lane_map, "lanes of " + c->name + " in the read's order");
+            return placed;
+        };
         if (auto pre = preloaded_.find(key); pre != preloaded_.end()) return as_read(pre->second);
         auto it = st.loads.find(key);
         if (it != st.loads.end()) return as_read(it->second);
@@ -2126,7 +2184,7 @@ private:
                     for (size_t d = 0; d < c->args.size(); ++d) {
                         const std::string what = "the read " + to_string(e);
                         if (!affine_across_lanes(c->args[d], what)) { // lane by lane (a flatten's i / n % m)
-                            if (lanes_used() < L_) plan.tail = std::max(plan.tail, L_);
+                            plan.by_lane = true;
                             for (int64_t l = 0; l < lanes_used(); ++l) {
                                 const int64_t i = lane_index(c->args[d], l, what);
                                 plan.lo[d] = std::min(plan.lo[d], i);
@@ -2160,10 +2218,11 @@ private:
                 offset.push_back(-plan.lo[d]);
                 dims.push_back(int(d));
             }
-            if (plan.tail > 0 && !chip.empty()) { // whole slabs of the outermost dimension after the box
-                int64_t slab = 1;
+            if (plan.by_lane && !chip.empty()) { // slabs of the outermost dimension until a row fits
+                int64_t slab = 1, total = 1;
                 for (size_t d = 1; d < chip.size(); ++d) slab *= chip[d];
-                chip[0] += (plan.tail + slab - 1) / slab;
+                for (int64_t e : chip) total *= e;
+                if (total < L_) chip[0] += (L_ - total + slab - 1) / slab;
             }
             plan.stride = row_major_strides(chip);
             plan.elements = 1;
@@ -2263,7 +2322,7 @@ private:
     int64_t jobs_ = 0;       ///< MXM jobs so far (their plane and accumulator region).
     std::map<std::string, OutputPlan> outputs_;
     std::map<std::string, Stored> stored_;
-    std::vector<double> float_constants_, int_constants_;
+    std::vector<std::vector<double>> float_constants_, int_constants_; ///< Rows of one value a lane.
     int64_t placed_ = 0, statements_ = 0;
 };
 

@@ -65,14 +65,37 @@ TEST_P(ChipElementwise, TwoOperandsLargerThanMemoryStayOnDifferentSlices) {
                                           chip, Tolerance::for_type(Float(32)));
 }
 
-TEST_P(ChipElementwise, NarrowArithmeticAndStencilsAreRejectedWithTheReason) {
+TEST_P(ChipElementwise, NarrowArithmeticAndGathersWiderThanARowAreRejectedWithTheReason) {
     const std::string chip = GetParam();
-    Input A(Int(8), {8, 16}, "A"), B(Int(8), {8, 16}, "B");
+    Input A(Int(8), {8, 16}, "A"), B(Int(8), {8, 16}, "B"), C(Float(32), {8, 48}, "C");
     test::expect_chip_error(Pipeline(ops::add(A, B)), {8, 16}, chip, "int8 arithmetic wraps at 8 bits");
-    Func shifted("shifted");
+    // Every third element, clamped at the row's end: no strided run (the clamp breaks it) and
+    // more than a row apart, so no window of one row holds the lanes.
+    Func strided("strided");
     Var i("i"), j("j");
+    strided(i, j) = C(i, min(j * 3, 40));
+    test::expect_chip_error(Pipeline(strided), {8, 16}, chip, "more than a row");
+}
+
+TEST_P(ChipElementwise, StencilsAlongTheLanesClampedAtTheEdgesRun) {
+    // A 3-tap blur along the rows, clamped at both edges, over rows of 40 (three chunks of
+    // lanes, the last one partial), a one-step shift of int8, and a concat along the lanes:
+    // each tap's lanes are a window of the row that an sxm.permute puts in place, the
+    // concat's seam a comparison with the lane loop's own values.
+    const std::string chip = GetParam();
+    Input X(Float(32), {8, 40}, "X"), A(Int(8), {8, 16}, "A"), B(Float(32), {8, 3}, "B");
+    Var i("i"), j("j");
+    Func blur("blur"), shifted("shifted"), cat("cat");
+    blur(i, j) = (X(i, clamp(j - 1, 0, 39)) + X(i, j) + X(i, clamp(j + 1, 0, 39))) * (1.0f / 3.0f);
     shifted(i, j) = A(i, clamp(j + 1, 0, 15));
-    test::expect_chip_error(Pipeline(shifted), {8, 16}, chip, "chip backend");
+    cat(i, j) = select(j < 40, X(i, min(j, 39)), B(i, max(j - 40, 0)));
+    const Bindings bind{{X, test::random_buffer(Float(32), {8, 40}, 31)},
+                        {A, test::random_buffer(Int(8), {8, 16}, 32)},
+                        {B, test::random_buffer(Float(32), {8, 3}, 33)}};
+    const ChipResult r = test::expect_matches_reference_within(Pipeline(blur), {8, 40}, bind, chip, Tolerance::for_type(Float(32), 3));
+    EXPECT_NE(r.program.assembly.find("sxm.permute"), std::string::npos) << r.program.assembly;
+    test::expect_matches_reference_within(Pipeline(shifted), {8, 16}, bind, chip, Tolerance::for_type(Int(8)));
+    test::expect_matches_reference_within(Pipeline(cat), {8, 43}, bind, chip, Tolerance::for_type(Float(32)));
 }
 
 TEST_P(ChipElementwise, NarrowIntegerMinMaxAndSelectRunExactly) {
