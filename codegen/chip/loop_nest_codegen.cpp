@@ -1250,9 +1250,10 @@ private:
                 flush_pending(lane);
                 if (next_pending.size() <= size_t(lane)) next_pending.resize(size_t(lane) + 1);
                 next_pending[size_t(lane)] = [&, j0, acc] {
-                    // On the other hemisphere from the Func's rows, which the VXM writes from it.
-                    const TileRef drained = emitter_.tile_anywhere(rows * rpa, VectorEmitter::other_side(storage(n.func, n.stage)->tile),
-                                                                   n.stage + " drained", true);
+                    // On the other hemisphere from the Func's rows, which the VXM writes from it;
+                    // never on their bank of a slice they share (tsp-mini: a bank conflict).
+                    const TileRef &into = storage(n.func, n.stage)->tile;
+                    const TileRef drained = emitter_.tile_anywhere(rows * rpa, VectorEmitter::other_side(into), n.stage + " drained", true, 0, {into});
                     chipsim::Instruction drain;
                     drain.op = chipsim::Opcode::MxmDrain;
                     drain.dtype = n.acc;

@@ -105,17 +105,28 @@ std::optional<TileRef> VectorEmitter::place_reusing_own(const std::function<std:
     return std::nullopt;
 }
 
-TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread, int first_bank) {
+TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread, int first_bank,
+                                     const std::vector<TileRef> &avoid) {
     if (streaming_) {
+        auto clashes = [&](int side, int bank) { // an interleaved tile is on every slice of its hemisphere
+            return std::any_of(avoid.begin(), avoid.end(), [&](const TileRef &x) { return side_of(x) == side && x.bank == bank; });
+        };
         auto anywhere = [&]() -> std::optional<TileRef> {
             for (int s : {prefer_side, 1 - prefer_side})
                 for (int b = 0; b < banks_; ++b) {
                     const int bank = (first_bank + b) % banks_;
-                    if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank)) return t;
+                    if (spread && clashes(s, bank)) continue;
+                    if (auto t = spread ? alloc_.interleaved(memory_, s, bank, rows) : try_place(rows, s, bank, avoid)) return t;
                 }
             return std::nullopt;
         };
         if (auto t = place_reusing_own(anywhere)) return *t;
+        if (!avoid.empty()) { // the fallback below could land on a bank to avoid
+            while (make_room())
+                if (auto t = place_reusing_own(anywhere)) return *t;
+            throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " + what +
+                        ", " + std::to_string(rows) + " rows, on no bank of the tile it is written into); use a smaller shape");
+        }
     }
     return tile(rows, prefer_side, 0, what);
 }

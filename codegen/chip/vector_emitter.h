@@ -51,8 +51,10 @@ public:
     chipsim::TileRef tile(int64_t rows, int side, int bank, const std::string &what);
     /// A tile of `rows` rows wherever there is room (for data loaded from off chip); `spread`
     /// interleaves it over a hemisphere's slices, for instructions that read several rows per
-    /// cycle (MXM weight installs); `first_bank` is the bank tried first.
-    chipsim::TileRef tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread = false, int first_bank = 0);
+    /// cycle (MXM weight installs); `first_bank` is the bank tried first; on no slice and bank
+    /// of a tile in `avoid` (one an instruction writes while it reads this one).
+    chipsim::TileRef tile_anywhere(int64_t rows, int prefer_side, const std::string &what, bool spread = false, int first_bank = 0,
+                                   const std::vector<chipsim::TileRef> &avoid = {});
     /// A destination for an instruction that reads `srcs`: hemisphere `prefer_side` first, on a
     /// slice and bank that no source reads, and on no slice of the tiles in `apart` (those a
     /// later instruction reads together with it).
