@@ -348,13 +348,15 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
     for (auto &tile : in.tiles) use.tiles.push_back(resolve(tile));
     auto mem = [&](int i) -> const MemoryDesc & { return t.memories[size_t(use.tiles[size_t(i)].memory)]; };
     auto rows = [&](int i) { return in.tiles[size_t(i)].count; };
-    auto need = [](bool ok, const std::string &why) {
-        if (!ok) throw SimError(why);
+    // Messages are built only when a check fails: resources() runs for every instruction the
+    // compiler schedules, and building them anyway was a tenth of a compile.
+    auto need = [](bool ok, auto &&why) {
+        if (!ok) throw SimError(std::string(why()));
     };
     auto need_vector_tile = [&](int i, const char *role) {
-        need(!mem(i).accumulator && mem(i).row_bytes == t.vector_bytes,
+        need(!mem(i).accumulator && mem(i).row_bytes == t.vector_bytes, [&] { return
              std::string(role) + " " + tile_text(in.tiles[size_t(i)]) + " must be in a vector memory (rows of " +
-                 std::to_string(t.vector_bytes) + " bytes), not " + mem(i).name);
+                 std::to_string(t.vector_bytes) + " bytes), not " + mem(i).name; });
     };
     // The slot that is farthest from `unit` among a tile's slots: it bounds δ.
     auto far_slot = [&](int i, const std::string &unit) {
@@ -374,16 +376,16 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
     case Opcode::DmaStore: {
         const bool load = in.op == Opcode::DmaLoad;
         const OffchipView &v = in.view;
-        need(int(v.outer.size()) + 1 <= t.dma.max_dims,
+        need(int(v.outer.size()) + 1 <= t.dma.max_dims, [&] { return
              "the view has " + std::to_string(v.outer.size() + 1) + " dimensions, " + t.name + " DMA allows " +
-                 std::to_string(t.dma.max_dims));
+                 std::to_string(t.dma.max_dims); });
         const bool dram = t.dram.bytes > 0;
-        need(v.tensor != "DRAM" || dram, t.name + " has no DRAM: name a declared host tensor instead");
+        need(v.tensor != "DRAM" || dram, [&] { return t.name + " has no DRAM: name a declared host tensor instead"; });
         int64_t bytes = v.total_bytes();
         int64_t tile_bytes = rows(0) * mem(0).row_bytes;
-        need(bytes == tile_bytes, std::string(load ? "dma.load" : "dma.store") + " view moves " + std::to_string(bytes) +
+        need(bytes == tile_bytes, [&] { return std::string(load ? "dma.load" : "dma.store") + " view moves " + std::to_string(bytes) +
                                       " bytes but the tile holds " + std::to_string(rows(0)) + " rows x " +
-                                      std::to_string(mem(0).row_bytes) + " bytes = " + std::to_string(tile_bytes));
+                                      std::to_string(mem(0).row_bytes) + " bytes = " + std::to_string(tile_bytes); });
         const DmaCost cost = dma_cost(bytes);
         const int64_t setup = cost.setup, transfer = cost.transfer, link_latency = cost.link_latency, granule = cost.granule;
         int engine = dma_.size() == 2 ? dma_[load ? 0 : 1] : dma_[0];
@@ -403,8 +405,8 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         break;
     }
     case Opcode::MemCopy: {
-        need(rows(0) == rows(1), "mem.copy moves " + std::to_string(rows(1)) + " rows into a tile of " + std::to_string(rows(0)));
-        need(mem(0).row_bytes == mem(1).row_bytes, "mem.copy between memories of different row sizes");
+        need(rows(0) == rows(1), [&] { return "mem.copy moves " + std::to_string(rows(1)) + " rows into a tile of " + std::to_string(rows(0)); });
+        need(mem(0).row_bytes == mem(1).row_bytes, [&] { return "mem.copy between memories of different row sizes"; });
         int64_t occ = 0;
         tile_holds(use, 1, false, 0, occ);
         int64_t d = 0;
@@ -429,20 +431,20 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         const bool drain = in.op == Opcode::MxmDrain;
         int plane = in.mxm;
         if (drain) {
-            need(mem(1).accumulator, "mxm.drain reads accumulators: its second tile must be in an accumulator memory, not " + mem(1).name);
-            need(in.dtype == DType::Int32 || in.dtype == DType::FP32, std::string("mxm.drain accumulators are int32 or fp32, not ") + dtype_name(in.dtype));
+            need(mem(1).accumulator, [&] { return "mxm.drain reads accumulators: its second tile must be in an accumulator memory, not " + mem(1).name; });
+            need(in.dtype == DType::Int32 || in.dtype == DType::FP32, [&] { return std::string("mxm.drain accumulators are int32 or fp32, not ") + dtype_name(in.dtype); });
             plane = mem(1).interleaved ? 0 : in.tiles[1].bank;
         } else {
-            need(in.mxm >= 0 && in.mxm < t.mxm.count, "MXM m" + std::to_string(in.mxm) + " is out of range m0..m" + std::to_string(t.mxm.count - 1));
-            need(in.buffer >= 0 && in.buffer < t.mxm.weight_buffers,
-                 "weight buffer w" + std::to_string(in.buffer) + " is out of range w0..w" + std::to_string(t.mxm.weight_buffers - 1));
-            need(t.mxm_supports(in.dtype), std::string("the MXM of ") + t.name + " does not support " + dtype_name(in.dtype));
+            need(in.mxm >= 0 && in.mxm < t.mxm.count, [&] { return "MXM m" + std::to_string(in.mxm) + " is out of range m0..m" + std::to_string(t.mxm.count - 1); });
+            need(in.buffer >= 0 && in.buffer < t.mxm.weight_buffers, [&] { return
+                 "weight buffer w" + std::to_string(in.buffer) + " is out of range w0..w" + std::to_string(t.mxm.weight_buffers - 1); });
+            need(t.mxm_supports(in.dtype), [&] { return std::string("the MXM of ") + t.name + " does not support " + dtype_name(in.dtype); });
         }
         const MxmShape &shape = drain ? (in.dtype == DType::Int32 ? t.mxm.int8 : t.mxm.floating) : t.mxm_shape(in.dtype);
         const std::string unit = "MXM" + std::to_string(plane);
         if (in.op == Opcode::MxmLw) {
             need_vector_tile(0, "the weight tile");
-            need(rows(0) <= shape.k, "mxm.lw loads " + std::to_string(rows(0)) + " weight rows, the MXM holds " + std::to_string(shape.k));
+            need(rows(0) <= shape.k, [&] { return "mxm.lw loads " + std::to_string(rows(0)) + " weight rows, the MXM holds " + std::to_string(shape.k); });
             int64_t occ = 0;
             tile_holds(use, 0, false, 0, occ);
             use.issue_cycles = std::max(weight_install_cycles(rows(0)), occ);
@@ -454,14 +456,14 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
                 stream_holds(use, far_slot(0, unit), unit, 0, use.issue_cycles, std::min<int>(t.mxm.weight_rows_per_cycle, int(rows(0))));
             use.accesses.push_back({0, false, 0, use.issue_cycles});
         } else if (in.op == Opcode::MxmMm) {
-            need(mem(0).accumulator, "mxm.mm accumulates into an accumulator memory: its first tile must be one, not " + mem(0).name);
-            need(mem(0).interleaved || in.tiles[0].bank == in.mxm,
+            need(mem(0).accumulator, [&] { return "mxm.mm accumulates into an accumulator memory: its first tile must be one, not " + mem(0).name; });
+            need(mem(0).interleaved || in.tiles[0].bank == in.mxm, [&] { return
                  "accumulator bank b" + std::to_string(in.tiles[0].bank) + " belongs to MXM" +
-                     std::to_string(in.tiles[0].bank) + " but the instruction runs on m" + std::to_string(in.mxm));
+                     std::to_string(in.tiles[0].bank) + " but the instruction runs on m" + std::to_string(in.mxm); });
             need_vector_tile(1, "the activation tile");
-            need(rows(0) == rows(1), "mxm.mm streams " + std::to_string(rows(1)) + " activation rows into " +
-                                         std::to_string(rows(0)) + " accumulator rows");
-            need(mem(0).row_bytes >= shape.n * 4, "accumulator rows are too narrow for the MXM");
+            need(rows(0) == rows(1), [&] { return "mxm.mm streams " + std::to_string(rows(1)) + " activation rows into " +
+                                         std::to_string(rows(0)) + " accumulator rows"; });
+            need(mem(0).row_bytes >= shape.n * 4, [&] { return "accumulator rows are too narrow for the MXM"; });
             int64_t occ = 0, acc_occ = 0;
             tile_holds(use, 1, false, 0, occ);
             use.issue_cycles = std::max(mxm_rows_cycles(in.dtype, rows(1)), occ);
@@ -484,16 +486,16 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         } else {
             need_vector_tile(0, "the drain's destination");
             const int rpa = drain_rows_per_acc_row(in.dtype, in.out_dtype);
-            need(rows(0) == rows(1) * rpa, "mxm.drain of " + std::to_string(rows(1)) + " accumulator rows to " +
+            need(rows(0) == rows(1) * rpa, [&] { return "mxm.drain of " + std::to_string(rows(1)) + " accumulator rows to " +
                                                dtype_name(in.out_dtype) + " writes " + std::to_string(rows(1) * rpa) +
-                                               " rows, the destination has " + std::to_string(rows(0)));
+                                               " rows, the destination has " + std::to_string(rows(0)); });
             int64_t acc_occ = 0, occ = 0;
             tile_holds(use, 1, false, 0, acc_occ);
             int64_t d = use.tiles[0].slots.empty() ? 0 : delta(0, unit);
             const int64_t write_offset = t.mxm.drain_latency + d;
             tile_holds(use, 0, true, write_offset, occ);
-            need(in.count <= t.mxm.drain_rows_per_cycle, "a drain writes at most " + std::to_string(t.mxm.drain_rows_per_cycle) +
-                                                             " rows per cycle on " + t.name + ", streams=" + std::to_string(in.count) + " asked");
+            need(in.count <= t.mxm.drain_rows_per_cycle, [&] { return "a drain writes at most " + std::to_string(t.mxm.drain_rows_per_cycle) +
+                                                             " rows per cycle on " + t.name + ", streams=" + std::to_string(in.count) + " asked"; });
             const int lanes = in.count > 0 ? int(in.count) : std::min(rpa, t.mxm.drain_rows_per_cycle);
             use.issue_cycles = std::max({rows(1), ceil_div(rows(0), lanes), acc_occ, occ});
             use.latency = use.issue_cycles + write_offset;
@@ -509,23 +511,23 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
     case Opcode::Vxm:
     case Opcode::VxmReduce: {
         const bool reduce = in.op == Opcode::VxmReduce;
-        need(in.tiles.size() >= 2, "vxm needs a destination and inputs");
+        need(in.tiles.size() >= 2, [&] { return "vxm needs a destination and inputs"; });
         for (size_t i = 0; i < in.tiles.size(); ++i) need_vector_tile(int(i), i ? "input" : "the destination");
         const int64_t src_rows = rows(1);
         for (size_t i = 2; i < in.tiles.size(); ++i)
-            need(rows(int(i)) == src_rows, "vxm inputs have different row counts");
+            need(rows(int(i)) == src_rows, [&] { return "vxm inputs have different row counts"; });
         if (reduce && in.axis == ReduceAxis::Rows)
-            need(rows(0) == 1, "vxm.reduce over rows writes 1 row, the destination has " + std::to_string(rows(0)));
+            need(rows(0) == 1, [&] { return "vxm.reduce over rows writes 1 row, the destination has " + std::to_string(rows(0)); });
         else if (const int64_t pack = vxm_rows_packed(in); pack > 1)
-            need(rows(0) * pack == src_rows, "a packing vxm (" + std::to_string(pack) + " source rows a destination row) writes " +
+            need(rows(0) * pack == src_rows, [&] { return "a packing vxm (" + std::to_string(pack) + " source rows a destination row) writes " +
                                                  std::to_string(src_rows / pack) + " rows for " + std::to_string(src_rows) +
-                                                 " source rows, the destination has " + std::to_string(rows(0)));
+                                                 " source rows, the destination has " + std::to_string(rows(0)); });
         else if (const int64_t unpack = vxm_rows_unpacked(in); unpack > 1)
-            need(rows(0) == src_rows * unpack, "an unpacking vxm (" + std::to_string(unpack) + " destination rows a source row) writes " +
+            need(rows(0) == src_rows * unpack, [&] { return "an unpacking vxm (" + std::to_string(unpack) + " destination rows a source row) writes " +
                                                    std::to_string(src_rows * unpack) + " rows for " + std::to_string(src_rows) +
-                                                   " source rows, the destination has " + std::to_string(rows(0)));
+                                                   " source rows, the destination has " + std::to_string(rows(0)); });
         else
-            need(rows(0) == src_rows, "vxm writes " + std::to_string(src_rows) + " rows, the destination has " + std::to_string(rows(0)));
+            need(rows(0) == src_rows, [&] { return "vxm writes " + std::to_string(src_rows) + " rows, the destination has " + std::to_string(rows(0)); });
         int64_t occ = 0, wocc = 0;
         for (size_t i = 1; i < in.tiles.size(); ++i) tile_holds(use, int(i), false, 0, occ);
         // One vector a row through the VXM: the source's rows, or the destination's when it unpacks.
@@ -561,16 +563,16 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
     case Opcode::SxmShift: {
         need_vector_tile(0, "the destination");
         need_vector_tile(1, "the source");
-        need(rows(0) == rows(1), "sxm writes " + std::to_string(rows(1)) + " rows, the destination has " + std::to_string(rows(0)));
+        need(rows(0) == rows(1), [&] { return "sxm writes " + std::to_string(rows(1)) + " rows, the destination has " + std::to_string(rows(0)); });
         const int lanes = t.lanes(in.dtype);
         if (in.op == Opcode::SxmTranspose)
-            need(rows(1) % lanes == 0, "sxm.transpose." + std::string(dtype_name(in.dtype)) + " works on blocks of " +
-                                           std::to_string(lanes) + " rows; the tile has " + std::to_string(rows(1)));
+            need(rows(1) % lanes == 0, [&] { return "sxm.transpose." + std::string(dtype_name(in.dtype)) + " works on blocks of " +
+                                           std::to_string(lanes) + " rows; the tile has " + std::to_string(rows(1)); });
         if (in.op == Opcode::SxmPermute) {
             int n = int(in.permutation.size());
-            need(n > 0 && lanes % n == 0, "the permutation has " + std::to_string(n) + " entries, expected a divisor of " +
-                                              std::to_string(lanes) + " lanes");
-            for (int v : in.permutation) need(v < n, "permutation entry " + std::to_string(v) + " is out of range 0.." + std::to_string(n - 1));
+            need(n > 0 && lanes % n == 0, [&] { return "the permutation has " + std::to_string(n) + " entries, expected a divisor of " +
+                                              std::to_string(lanes) + " lanes"; });
+            for (int v : in.permutation) need(v < n, [&] { return "permutation entry " + std::to_string(v) + " is out of range 0.." + std::to_string(n - 1); });
         }
         const int unit_index = (in.tiles[1].side == 'e' && t.sxm.count > 1) ? 1 : 0;
         const std::string unit = "SXM" + std::to_string(unit_index);
@@ -597,8 +599,8 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         break;
     case Opcode::SyncSignal:
     case Opcode::SyncWait:
-        need(in.count < t.semaphores, "semaphore " + std::to_string(in.count) + " is out of range: " + t.name + " has " +
-                                          std::to_string(t.semaphores) + " semaphores");
+        need(in.count < t.semaphores, [&] { return "semaphore " + std::to_string(in.count) + " is out of range: " + t.name + " has " +
+                                          std::to_string(t.semaphores) + " semaphores"; });
         break;
     case Opcode::Repeat:
         break;

@@ -4,6 +4,7 @@
 #include "tessera/codegen/chip_backend.h"
 
 #include <algorithm>
+#include <iterator>
 #include <cctype>
 #include <map>
 #include <sstream>
@@ -460,18 +461,19 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
         std::string summary;
         std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, summary);
         summaries += (G > 1 ? "group " + std::to_string(gi) + ": " : std::string()) + summary;
-        kernel_ops.insert(kernel_ops.end(), ops.begin(), ops.end());
+        kernel_ops.insert(kernel_ops.end(), std::make_move_iterator(ops.begin()), std::make_move_iterator(ops.end()));
     }
     // The raw image first; the pre-pass's work after the kernel's preloads (it starts the
     // kernel's cycles, as its matmuls do), ahead of the matmuls, which read what it writes.
-    std::vector<internal::chip::ChipOp> ops = pre.host_loads;
+    std::vector<internal::chip::ChipOp> ops = std::move(pre.host_loads); // (moved: a conv's ops are many)
     auto first_compute = std::find_if(kernel_ops.begin(), kernel_ops.end(), [](const internal::chip::ChipOp &op) {
         return op.in.op != chipsim::Opcode::DmaLoad;
     });
     if (t.issue != chipsim::IssueKind::Static) first_compute = kernel_ops.begin();
-    ops.insert(ops.end(), kernel_ops.begin(), first_compute);
-    ops.insert(ops.end(), pre.ops.begin(), pre.ops.end());
-    ops.insert(ops.end(), first_compute, kernel_ops.end());
+    ops.reserve(ops.size() + kernel_ops.size() + pre.ops.size());
+    ops.insert(ops.end(), std::make_move_iterator(kernel_ops.begin()), std::make_move_iterator(first_compute));
+    ops.insert(ops.end(), std::make_move_iterator(pre.ops.begin()), std::make_move_iterator(pre.ops.end()));
+    ops.insert(ops.end(), std::make_move_iterator(first_compute), std::make_move_iterator(kernel_ops.end()));
     cp.summary = "conv2d " + std::to_string(cv.kh) + "x" + std::to_string(cv.kw) + " as " +
                  (G > 1 ? std::to_string(G) + " implicit GEMMs, one per group (" : "an implicit GEMM (") + std::to_string(cv.kh * cv.kw) +
                  " taps, one matmul each) -> " + (on_chip ? "layout on chip: " + pre.summary : "image padded on the host; ") + summaries;
