@@ -248,11 +248,12 @@ void TimingModel::tile_holds(ResourceUse &use, int tile, bool write, int64_t off
     // Rows per bank and per slice, in ascending order (a tile touches few of either).
     auto count_rows = [](const std::vector<int32_t> &of) {
         std::vector<std::pair<int, int64_t>> counts;
-        for (auto v : of) {
-            auto it = std::lower_bound(counts.begin(), counts.end(), std::pair<int, int64_t>{v, INT64_MIN});
-            if (it != counts.end() && it->first == v) ++it->second;
-            else counts.insert(it, {v, 1});
-        }
+        if (of.empty()) return counts;
+        const int32_t top = *std::max_element(of.begin(), of.end()); // flat bank or slice indices: small
+        std::vector<int64_t> per(size_t(top) + 1, 0);
+        for (auto v : of) ++per[size_t(v)];
+        for (int32_t v = 0; v <= top; ++v)
+            if (per[size_t(v)]) counts.push_back({v, per[size_t(v)]});
         return counts;
     };
     const auto per_bank = count_rows(rt.banks), per_slice = count_rows(rt.slices);
