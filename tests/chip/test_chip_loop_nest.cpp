@@ -579,6 +579,32 @@ TEST_P(ChipLoopNest, AFlattenWhoseLastChunkEndsInsideARowStillGathersByOneDma) {
     expect_loop_nest_matches(Pipeline(rows5), {{24, 5}}, b, chip);
 }
 
+TEST_P(ChipLoopNest, APoolWindowClampedAtTheImageEdgeGathersItsLanesOnChip) {
+    // ONNX's MaxPool and AveragePool over an NCHW image: the window runs along the innermost
+    // dimension, its taps clamped at the edges (the select drops them). Each tap's lanes are a
+    // window of the row that an sxm.permute puts in place; the edge test compares the lane loop
+    // itself, and the average divides by the count of taps inside the image, a value of the
+    // row loop (each from the constant table). Rows of 21 here: a full chunk and a partial one
+    // on 16 lanes, three chunks on 8.
+    const std::string chip = chip_target(GetParam());
+    Input X(Float(32), {6, 21}, "X");
+    Var y("y"), x("x");
+    RDom t(0, 3, "t");
+    Func mx("mx"), total("total"), count("count"), avg("avg");
+    auto inside = [&](Expr at) { return at >= 0 && at < 21; };
+    mx(y, x) = -1e30f;
+    mx(y, x) = max(mx(y, x), select(inside(x + t - 1), X(y, clamp(x + t - 1, 0, 20)), -1e30f));
+    total(y, x) = 0.0f;
+    total(y, x) += select(inside(x + t - 1), X(y, clamp(x + t - 1, 0, 20)), 0.0f);
+    count(y, x) = 0.0f;
+    count(y, x) += select(inside(y + t - 1), 1.0f, 0.0f); // taps of a window down the rows
+    avg(y, x) = total(y, x) / count(y, x);
+    const Bindings b{{X, test::random_buffer(Float(32), {6, 21}, 42)}};
+    const ChipResult r = expect_loop_nest_matches(Pipeline(mx), {{6, 21}}, b, chip);
+    EXPECT_NE(r.program.assembly.find("sxm.permute"), std::string::npos) << r.program.assembly;
+    expect_loop_nest_matches(Pipeline(avg), {{6, 21}}, b, chip);
+}
+
 TEST_P(ChipLoopNest, AConcatAlongAnOuterDimensionSplitsTheRowTilesAtItsSeams) {
     // ONNX's Concat of an LSTM's steps, [steps, 1, batch, hidden], each step computed on chip:
     // a select on the outermost index. Tiles of rows start at each seam, so every tile reads
