@@ -550,7 +550,7 @@ private:
             }
             scope_.erase(f->name);
         }
-        if (f == n.row) pt_ = Point{"", pt_.lane_var, 0, 1, pt_.lane_min};
+        if (f == n.row) pt_ = Point{"", pt_.lane_var, 0, 1, pt_.lane_min, pt_.lane_end};
     }
 
     /// An argument as an affine function of this tile's row and lane indices.
@@ -918,7 +918,7 @@ private:
                                        int64_t lane_min, int64_t lanes, const std::string &what) {
         const Point saved = pt_;
         const int64_t saved_lanes = box_lanes_;
-        pt_ = Point{row ? row->name : "", lane->name, row_min, rows, lane_min};
+        pt_ = Point{row ? row->name : "", lane->name, row_min, rows, lane_min, lane_min + lanes};
         box_lanes_ = lanes;
         std::vector<Affine> out;
         for (const Expr &arg : read->args) out.push_back(index(arg, what));
@@ -1056,7 +1056,7 @@ private:
         TileRef packed;
         for (int64_t p0 = k0; p0 < k0 + kstep && p0 < k_end; p0 += L_) {
             const int64_t piece = (p0 - k0) / L_;
-            pt_ = Point{n.i->name, n.k->name, i0, rows, p0};
+            pt_ = Point{n.i->name, n.k->name, i0, rows, p0, k_end};
             const Expr value = fold_tile_constants(resolve(n.a));
             if (phase_ == Phase::Bounds) {
                 for (const Expr &c : func_calls(value))
@@ -1264,7 +1264,7 @@ private:
                     // Each fp32 vector of the drained rows adds into the Func's rows for its lanes.
                     for (int64_t q = 0; q < rpa && j0 + q * L_ < jlo + jext; ++q) {
                         const Point saved = pt_;
-                        pt_ = Point{n.i->name, n.j->name, i0, rows, j0 + q * L_};
+                        pt_ = Point{n.i->name, n.j->name, i0, rows, j0 + q * L_, jlo + jext};
                         const Stored *s = storage(n.func, n.stage);
                         const auto [first, step] = rows_of(s->layout, n.args, n.stage);
                         pt_ = saved;
