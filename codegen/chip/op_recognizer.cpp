@@ -57,6 +57,8 @@ std::optional<Func> find_func(const Pipeline &p, const std::string &name) {
     return std::nullopt;
 }
 
+/// A refusal of a pipeline that looks like a library op the loop nest cannot compile either
+/// (attention's probabilities feed its second matmul as an expression, not a read).
 [[noreturn]] void unsupported(const std::string &op, const std::string &name, const std::string &why) {
     throw Error("chip backend: " + name + " looks like ops::" + op + " but " + why);
 }
@@ -68,9 +70,8 @@ std::optional<VectorOp> recognize_softmax(const Func &out, const std::vector<Inp
     for (int axis = x.dimensions() - 1; axis >= 0; --axis) {
         ops::Tensor rebuilt = ops::softmax(x, axis, name);
         if (!same_algorithm(out, rebuilt.func())) continue;
+        // The row kernel reduces over the last axis; another axis compiles from the loop nest.
         if (axis != x.dimensions() - 1) return std::nullopt;
-        if (false) unsupported("softmax", name, "over axis " + std::to_string(axis) + "; the chip kernel reduces over the last axis "
-                                         "(make the reduced axis the last one)");
         VectorOp v;
         v.kind = VectorOp::Kind::Softmax;
         v.softmax = SoftmaxOp{x};
@@ -107,9 +108,8 @@ std::optional<VectorOp> recognize_layernorm(const Func &out, const std::vector<I
                     continue; // parameters of the wrong shape for this choice
                 }
                 if (!same_algorithm(out, rebuilt.func())) continue;
+                // The row kernel normalises the last dimension; more compile from the loop nest.
                 if (dims != 1) return std::nullopt;
-                if (false) unsupported("layernorm", name, "normalises the last " + std::to_string(dims) +
-                                                       " dimensions; the chip kernel normalises the last one only");
                 VectorOp v;
                 v.kind = VectorOp::Kind::Layernorm;
                 v.layernorm = LayernormOp{*x, gamma, beta, eps};
@@ -218,9 +218,9 @@ std::optional<VectorOp> recognize_depthwise(const Func &out) {
         }
         if (!same_algorithm(out, rebuilt.func())) continue;
         const Expr out_channels = nchw ? weights.shape()[0] : weights.shape()[3];
-        if (auto oc = as_const_int(out_channels); !oc || *oc != *channels)
-            unsupported("conv2d", out.name(), "is a grouped convolution with a channel multiplier; the chip's depthwise "
-                                              "kernel takes groups == channels == output channels");
+        // The depthwise kernel takes groups == channels == output channels; a channel
+        // multiplier compiles as a grouped conv.
+        if (auto oc = as_const_int(out_channels); !oc || *oc != *channels) return std::nullopt;
         DepthwiseConvOp d{*image, weights, bias};
         d.nchw = nchw;
         d.kh = *as_const_int(nchw ? weights.shape()[2] : weights.shape()[0]);

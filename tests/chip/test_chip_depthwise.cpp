@@ -92,13 +92,18 @@ TEST(ChipDepthwise, MobileNetLayerCompiles) {
         EXPECT_NO_THROW(compile_for_chip(Pipeline(ops::conv2d(X, Wt, o)), Target::named(chip), {{1, 64, 56, 56}})) << chip;
 }
 
-TEST(ChipDepthwiseErrors, ChannelMultiplierIsNotDepthwise) {
-    // groups == channels but two filters per channel: a grouped conv the kernel does not take.
+TEST(ChipDepthwise, AChannelMultiplierCompilesAsAGroupedConv) {
+    // groups == channels but two filters per channel: not the depthwise kernel's form, so it
+    // compiles as any grouped conv does (it used to be refused by the depthwise recogniser).
     Input X(Int(8), {1, 4, 6, 6}, "X"), Wt(Int(8), {8, 1, 3, 3}, "W");
     ops::Conv2dOptions o;
     o.groups = 4;
     Func conv = ops::conv2d(X, Wt, o);
-    for (const char *chip : {"tsp-mini", "npu-edge"}) test::expect_chip_error(Pipeline(conv), {1, 8, 4, 4}, chip, "channel multiplier");
+    const Bindings b{{X, test::random_buffer(Int(8), {1, 4, 6, 6}, 5)}, {Wt, test::random_buffer(Int(8), {8, 1, 3, 3}, 6)}};
+    for (const char *chip : {"tsp-mini", "npu-edge"}) {
+        const ChipResult r = test::expect_matches_reference_within(Pipeline(conv), {1, 8, 4, 4}, b, chip, Tolerance::for_type(Int(32)));
+        EXPECT_EQ(r.program.summary.find("depthwise"), std::string::npos) << r.program.summary;
+    }
 }
 
 } // namespace
