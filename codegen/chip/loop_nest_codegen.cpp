@@ -1625,10 +1625,9 @@ private:
 
     // ---- Inputs ---------------------------------------------------------------------------
 
-    /// The DMA view of the tile of Input `call` this statement reads.
-    /// The view a read of Input `c` loads. A read lane by lane whose lanes no strided DMA
-    /// gathers loads a window of the row instead, and `lane_map` (when given) says which lane
-    /// of the window each lane takes (an sxm.permute); empty otherwise.
+    /// The DMA view of the tile of Input `c` this statement reads. A read lane by lane whose
+    /// lanes no strided DMA gathers loads a window of the row instead, and `lane_map` (when
+    /// given) says which lane of the window each lane takes (an sxm.permute); empty otherwise.
     chipsim::OffchipView input_view(const Call *c, const InputPlan &plan, const std::string &what,
                                     std::vector<int32_t> *lane_map = nullptr) const {
         bool by_lane = false;
