@@ -120,13 +120,9 @@ TileRef VectorEmitter::tile_anywhere(int64_t rows, int prefer_side, const std::s
                 }
             return std::nullopt;
         };
+        // With banks to avoid, tile()'s fallback could land on one of them.
+        if (!avoid.empty()) return place_making_room(anywhere, what + ", on no bank of the tile it is written into", rows);
         if (auto t = place_reusing_own(anywhere)) return *t;
-        if (!avoid.empty()) { // the fallback below could land on a bank to avoid
-            while (make_room())
-                if (auto t = place_reusing_own(anywhere)) return *t;
-            throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " + what +
-                        ", " + std::to_string(rows) + " rows, on no bank of the tile it is written into); use a smaller shape");
-        }
     }
     return tile(rows, prefer_side, 0, what);
 }
@@ -141,8 +137,12 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
                 if (auto t = try_place(rows, s, bank, srcs, apart)) return t;
         return std::nullopt;
     };
+    return place_making_room(fitting, what, rows);
+}
+
+TileRef VectorEmitter::place_making_room(const std::function<std::optional<TileRef>()> &try_it, const std::string &what, int64_t rows) {
     while (true) {
-        if (auto t = place_reusing_own(fitting)) return *t;
+        if (auto t = place_reusing_own(try_it)) return *t;
         if (!make_room())
             throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
                         what + ", " + std::to_string(rows) + " rows); use a smaller shape");

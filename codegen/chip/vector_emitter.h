@@ -172,6 +172,10 @@ private:
     /// held until the wave ends (no other piece may write rows this piece still reads in the
     /// merged order).
     std::optional<chipsim::TileRef> place_reusing_own(const std::function<std::optional<chipsim::TileRef>()> &try_it);
+    /// place_reusing_own, making room from the retired pool until `try_it` fits; throws naming
+    /// `what` when nothing is left to reclaim.
+    chipsim::TileRef place_making_room(const std::function<std::optional<chipsim::TileRef>()> &try_it, const std::string &what,
+                                       int64_t rows);
     /// Gives the allocator back the rows of the longest dead tile retired before the current
     /// wave. False when none is left.
     bool make_room();

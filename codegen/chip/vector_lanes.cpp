@@ -144,10 +144,8 @@ VectorLanes choose_vector_lanes(const Pipeline &p, const Target &target, const s
         bool placed = false;
         // Innermost first, but a dimension of one point last: its lanes would stay empty.
         std::vector<int> order;
-        for (int d = int(output_shapes[o].size()) - 1; d >= 0; --d)
-            if (output_shapes[o][size_t(d)] != 1) order.push_back(d);
-        for (int d = int(output_shapes[o].size()) - 1; d >= 0; --d)
-            if (output_shapes[o][size_t(d)] == 1) order.push_back(d);
+        for (int d = int(output_shapes[o].size()) - 1; d >= 0; --d) order.push_back(d);
+        std::stable_partition(order.begin(), order.end(), [&](int d) { return output_shapes[o][size_t(d)] != 1; });
         for (size_t k = 0; k < order.size() && !placed; ++k) {
             const int d = order[k];
             LaneChoice attempt = lanes;
