@@ -530,7 +530,10 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         else
             need(rows(0) == src_rows, [&] { return "vxm writes " + std::to_string(src_rows) + " rows, the destination has " + std::to_string(rows(0)); });
         int64_t occ = 0, wocc = 0;
-        for (size_t i = 1; i < in.tiles.size(); ++i) tile_holds(use, int(i), false, 0, occ);
+        // A tile named as two operands (x * x) streams once and feeds both: one read, one stream.
+        auto named_before = [&](size_t i) { return std::find(in.tiles.begin() + 1, in.tiles.begin() + std::ptrdiff_t(i), in.tiles[i]) != in.tiles.begin() + std::ptrdiff_t(i); };
+        for (size_t i = 1; i < in.tiles.size(); ++i)
+            if (!named_before(i)) tile_holds(use, int(i), false, 0, occ);
         // One vector a row through the VXM: the source's rows, or the destination's when it unpacks.
         const int64_t vectors = std::max(src_rows, reduce ? int64_t(0) : rows(0));
         use.issue_cycles = std::max(ceil_div(vectors * t.vector_bytes, t.vxm.bytes_per_cycle), occ);
@@ -547,16 +550,21 @@ ResourceUse TimingModel::resources(const Instruction &in) const {
         for (size_t i = 1; i < in.tiles.size(); ++i) d_in = std::max(d_in, delta(int(i), "VXM"));
         int64_t d_out = delta(0, "VXM");
         use.latency = use.issue_cycles + func + d_in + d_out;
-        const int64_t write_offset = func + d_in + d_out;
+        // A reduction over rows has its one row only after the last source row went in: it
+        // writes (and holds its outgoing stream) in its last cycle, not as rows stream through.
+        const bool written_at_end = reduce && in.axis == ReduceAxis::Rows;
+        const int64_t out_after = written_at_end ? use.issue_cycles - 1 : 0, out_cycles = written_at_end ? rows(0) : use.issue_cycles;
+        const int64_t write_offset = func + d_in + d_out + out_after;
         tile_holds(use, 0, true, write_offset, wocc);
         use.unit = vxm_;
         use.holds.push_back({vxm_, 0, use.issue_cycles});
         for (size_t i = 1; i < in.tiles.size(); ++i) {
+            if (named_before(i)) continue;
             if (!use.tiles[i].slots.empty()) stream_holds(use, far_slot(int(i), "VXM"), "VXM", 0, use.issue_cycles, 1);
             use.accesses.push_back({int(i), false, 0, use.issue_cycles});
         }
-        if (!use.tiles[0].slots.empty()) stream_holds(use, "VXM", far_slot(0, "VXM"), func + d_in, use.issue_cycles, 1);
-        use.accesses.push_back({0, true, write_offset, use.issue_cycles});
+        if (!use.tiles[0].slots.empty()) stream_holds(use, "VXM", far_slot(0, "VXM"), func + d_in + out_after, out_cycles, 1);
+        use.accesses.push_back({0, true, write_offset, out_cycles});
         break;
     }
     case Opcode::SxmTranspose:

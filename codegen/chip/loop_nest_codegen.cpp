@@ -752,6 +752,10 @@ private:
         return copy;
     }
 
+    /// A source read beside `x` by one VXM instruction: `x` itself is streamed once for both
+    /// (x · x), another tile on its slice is copied away.
+    TileRef beside(Statement &st, const TileRef &x, const TileRef &y) { return y == x ? y : separate(st, x, y); }
+
     /// Copies a computed tile into the rows of a Func stored on chip.
     void store_on_chip(Statement &st, const TileRef &dst, const TileRef &v, const std::string &what) {
         emitter_.copy(dst, separate(st, dst, v), what + " store");
@@ -1380,7 +1384,7 @@ private:
             auto ca = immediate(a), cb = immediate(b);
             if (cb) return round_to(st, unary(st, op, dt, value_of(st, a), *cb, what), e.type());
             if (ca && commutes) return round_to(st, unary(st, op, dt, value_of(st, b), *ca, what), e.type());
-            const TileRef x = value_of(st, a), y = separate(st, x, value_of(st, b));
+            const TileRef x = value_of(st, a), y = beside(st, x, value_of(st, b));
             const TileRef dst = st.tiles.fresh(R, {x, y}, VectorEmitter::other_side(x), what);
             emitter_.vxm(op, dt, dt, dst, {x, y}, std::nullopt, {}, what);
             return round_to(st, dst, e.type());
@@ -1410,8 +1414,8 @@ private:
                 emitter_.vxm(VxmOp::Cast, mt, dt, m2, {mask}, std::nullopt, {}, what + " mask");
                 mask = m2;
             }
-            const TileRef a = separate(st, mask, value_of(st, sel->true_value));
-            const TileRef b = separate(st, a, separate(st, mask, value_of(st, sel->false_value)));
+            const TileRef a = beside(st, mask, value_of(st, sel->true_value));
+            const TileRef b = beside(st, a, beside(st, mask, value_of(st, sel->false_value)));
             const TileRef dst = st.tiles.fresh(R, {mask, a, b}, VectorEmitter::other_side(mask), what);
             emitter_.vxm(VxmOp::Select, dt, dt, dst, {mask, a, b}, std::nullopt, {}, what);
             return round_to(st, dst, e.type());
@@ -1460,7 +1464,7 @@ private:
             rest.insert(rest.begin(), ChainStep{VxmOp::Mul, true, -1.0});
             return chain(st, dt, value_of(st, b), VxmOp::Sub, *ca, rest, what);
         }
-        const TileRef x = value_of(st, a), y = separate(st, x, value_of(st, b));
+        const TileRef x = value_of(st, a), y = beside(st, x, value_of(st, b));
         const TileRef dst = st.tiles.fresh(pt_.rows, {x, y}, VectorEmitter::other_side(x), what);
         emitter_.vxm(VxmOp::Sub, dt, dt, dst, {x, y}, std::nullopt, rest, what);
         return dst;
@@ -1592,8 +1596,11 @@ private:
         return constant_rows(st, dt, rows, "the values of " + v->name);
     }
 
-    /// Rows of constants, one value a lane, loaded once a statement from the program's
-    /// constant tables (KF for fp32, KI for int32); one row is spread over the tile's rows.
+    /// Rows of constants, one value a lane, from the program's constant tables (KF for fp32, KI
+    /// for int32), a tile of them a statement; one row is spread over the tile's rows. On a
+    /// streaming chip each set of rows comes in by one DMA and is kept (while kept tiles fit),
+    /// and each statement copies it on chip: a DMA a statement held the one engine for the host
+    /// link's latency (a row sum's 16 accumulators waited 16 × 402 cycles for one zero row).
     TileRef constant_rows(Statement &st, DType dt, const std::vector<std::vector<double>> &rows, const std::string &what) {
         std::vector<std::vector<double>> &table = dt == DType::FP32 ? float_constants_ : int_constants_;
         auto at = std::search(table.begin(), table.end(), rows.begin(), rows.end());
@@ -1602,13 +1609,21 @@ private:
         const std::string key = std::string(dt == DType::FP32 ? "KF" : "KI") + "#" + std::to_string(first) + "+" + std::to_string(count);
         auto it = st.loads.find(key);
         if (it == st.loads.end()) {
-            const TileRef tile = emitter_.tile_anywhere(count, int(placed_++ % 2), "a constant");
-            st.tiles.own(tile);
             chipsim::OffchipView view;
             view.tensor = dt == DType::FP32 ? "KF" : "KI";
             view.offset = first * t_.vector_bytes;
             view.inner_bytes = count * t_.vector_bytes;
-            emitter_.load(tile, view, what);
+            auto home = constant_homes_.find(key);
+            if (home == constant_homes_.end() && emitter_.streaming() && kept_rows_ + count <= kept_tiles_limit_rows(t_)) {
+                kept_rows_ += count;
+                home = constant_homes_.emplace(key, emitter_.load_ahead(count, int(placed_++ % 2), view, what + " (kept)")).first;
+            }
+            const bool kept = home != constant_homes_.end();
+            const TileRef tile = emitter_.tile_anywhere(count, int(placed_++ % 2), "a constant", false, 0,
+                                                        kept ? std::vector<TileRef>{home->second} : std::vector<TileRef>{});
+            st.tiles.own(tile);
+            if (kept) emitter_.copy(tile, home->second, what);
+            else emitter_.load(tile, view, what);
             it = st.loads.emplace(key, tile).first;
         }
         return count == pt_.rows ? it->second : VectorEmitter::broadcast(it->second, pt_.rows);
@@ -2323,6 +2338,7 @@ private:
     std::map<std::string, OutputPlan> outputs_;
     std::map<std::string, Stored> stored_;
     std::vector<std::vector<double>> float_constants_, int_constants_; ///< Rows of one value a lane.
+    std::map<std::string, TileRef> constant_homes_; ///< Constant rows kept on chip (streaming chips), by constant_rows' key.
     int64_t placed_ = 0, statements_ = 0;
 };
 

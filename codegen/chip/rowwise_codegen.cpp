@@ -169,17 +169,11 @@ void compile_rowwise(ChipProgram &cp, const VectorOp &op, const std::vector<int6
             TileRef mean = block.fresh(1, {s}, VectorEmitter::other_side(X), "layernorm mean", {X});
             e.vxm(VxmOp::Div, f32, f32, mean, {s}, double(C), {}, "mean");
             const TileRef mb = VectorEmitter::broadcast(mean, C);
-            // x - mean twice, one copy per hemisphere, so that the square reads its two operands
-            // from different slices (one tile read twice per cycle would be a port conflict).
             TileRef d0 = block.fresh(C, {X, mb}, VectorEmitter::side_of(mb), "layernorm x - mean");
             e.vxm(VxmOp::Sub, f32, f32, d0, {X, mb}, std::nullopt, {}, "x - mean");
-            TileRef d1 = d0;
-            if (e.streaming()) {
-                d1 = block.fresh(C, {X, mb}, VectorEmitter::other_side(d0), "layernorm x - mean (copy)", {d0});
-                e.vxm(VxmOp::Sub, f32, f32, d1, {X, mb}, std::nullopt, {}, "x - mean");
-            }
-            TileRef sq = block.fresh(C, {d0, d1}, VectorEmitter::side_of(X), "layernorm square");
-            e.vxm(VxmOp::Mul, f32, f32, sq, {d0, d1}, std::nullopt, {}, "(x - mean)^2");
+            // d0 named twice streams once (one read feeds both operands).
+            TileRef sq = block.fresh(C, {d0}, VectorEmitter::side_of(X), "layernorm square");
+            e.vxm(VxmOp::Mul, f32, f32, sq, {d0, d0}, std::nullopt, {}, "(x - mean)^2");
             TileRef v = block.fresh(1, {sq}, VectorEmitter::other_side(sq), "layernorm variance");
             e.reduce_rows(VxmOp::Add, f32, v, sq, "sum of squares");
             TileRef inv = block.fresh(1, {v}, VectorEmitter::other_side(d0), "layernorm 1/sigma", {d0});

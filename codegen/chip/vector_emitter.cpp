@@ -44,19 +44,33 @@ std::optional<TileRef> VectorEmitter::try_place(int64_t rows, int side, int bank
     if (rows <= m.rows_per_bank)
         for (int k = 0; k < slices_; ++k) {
             const int slice = (cursor_[side] + k) % slices_;
-            TileRef probe;
-            probe.side = m.side_letter(side);
-            probe.slice = slice;
-            probe.bank = bank;
-            bool clash = false;
-            for (auto &x : avoid) clash |= share_slice(probe, x) && x.bank == bank;
-            for (auto &x : apart) clash |= share_slice(probe, x);
-            if (clash) continue;
-            if (auto t = alloc_.in_bank(memory_, m.flat_bank(side, slice, bank), rows)) {
-                cursor_[side] = (slice + 1) % slices_;
-                return t;
+            // The roomiest bank first: a slice's fullest bank holds the long-lived tiles
+            // (preloaded inputs) that other instructions stream while this one is written,
+            // and a slice reads and writes in one cycle only on different banks.
+            std::vector<int> banks;
+            if (bank >= 0) banks.push_back(bank);
+            else {
+                for (int b = 0; b < banks_; ++b) banks.push_back(b);
+                std::stable_sort(banks.begin(), banks.end(), [&](int a, int b) {
+                    return alloc_.free_rows(memory_, m.flat_bank(side, slice, a)) > alloc_.free_rows(memory_, m.flat_bank(side, slice, b));
+                });
+            }
+            for (int b : banks) {
+                TileRef probe;
+                probe.side = m.side_letter(side);
+                probe.slice = slice;
+                probe.bank = b;
+                bool clash = false;
+                for (auto &x : avoid) clash |= share_slice(probe, x) && x.bank == b;
+                for (auto &x : apart) clash |= share_slice(probe, x);
+                if (clash) continue;
+                if (auto t = alloc_.in_bank(memory_, m.flat_bank(side, slice, b), rows)) {
+                    cursor_[side] = (slice + 1) % slices_;
+                    return t;
+                }
             }
         }
+    if (bank < 0) return std::nullopt; // interleaved tiles: the caller names their bank
     for (auto &x : avoid) // interleaved: every slice of the hemisphere
         if (side_of(x) == side && x.bank == bank) return std::nullopt;
     for (auto &x : apart)
@@ -133,6 +147,8 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
     if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
     auto fitting = [&]() -> std::optional<TileRef> {
         for (int s : {prefer_side, 1 - prefer_side})
+            if (auto t = try_place(rows, s, kRoomiestBank, srcs, apart)) return t;
+        for (int s : {prefer_side, 1 - prefer_side})
             for (int bank = 0; bank < banks_; ++bank)
                 if (auto t = try_place(rows, s, bank, srcs, apart)) return t;
         return std::nullopt;
@@ -169,7 +185,7 @@ void VectorEmitter::check_sources(const std::vector<TileRef> &srcs, const std::s
     if (!streaming_) return;
     for (size_t a = 0; a < srcs.size(); ++a)
         for (size_t b = a + 1; b < srcs.size(); ++b)
-            if (share_slice(srcs[a], srcs[b]))
+            if (srcs[a] != srcs[b] && share_slice(srcs[a], srcs[b])) // one tile named twice streams once
                 throw Error("chip backend: internal: " + what + " reads two tiles of one slice (a slice port conflict)");
 }
 
@@ -236,6 +252,25 @@ void VectorEmitter::load(const TileRef &dst, const chipsim::OffchipView &view, c
     in.tiles = {dst};
     in.view = view;
     emit(in, what);
+}
+
+TileRef VectorEmitter::load_ahead(int64_t rows, int prefer_side, const chipsim::OffchipView &view, const std::string &what) {
+    std::optional<TileRef> t;
+    do {
+        for (int s : {prefer_side, 1 - prefer_side})
+            if (!t) t = try_place(rows, s, kRoomiestBank);
+    } while (!t && make_room());
+    if (!t)
+        throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " + what + ", " +
+                    std::to_string(rows) + " rows); use a smaller shape");
+    Instruction in;
+    in.op = Opcode::DmaLoad;
+    in.tiles = {*t};
+    in.view = view;
+    in.stage = stage_;
+    const bool host_dma = target().dram.bytes == 0;
+    ops_.push_back(ChipOp{std::move(in), after_preload_ && !host_dma, what});
+    return *t;
 }
 
 void VectorEmitter::store(const chipsim::OffchipView &view, const TileRef &src, const std::string &what) {

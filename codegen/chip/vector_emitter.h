@@ -93,6 +93,11 @@ public:
     static chipsim::TileRef rows_of(const chipsim::TileRef &t, int64_t first, int64_t count, int64_t step = 1);
 
     void load(const chipsim::TileRef &dst, const chipsim::OffchipView &view, const std::string &what);
+    /// A tile of `rows` rows on rows free now (hemisphere `prefer_side` first), loaded from `view`
+    /// ahead of the current wave, before any of its instructions: data many statements read
+    /// (constants), kept until the program ends. A piece's own retired rows are not reused for
+    /// it: instructions of the piece that read them come later in the merged order.
+    chipsim::TileRef load_ahead(int64_t rows, int prefer_side, const chipsim::OffchipView &view, const std::string &what);
     void store(const chipsim::OffchipView &view, const chipsim::TileRef &src, const std::string &what);
     /// vxm.<op>.<in>.<out> dst, srcs[, #imm] [| chain...]
     void vxm(chipsim::VxmOp op, chipsim::DType in, chipsim::DType out, const chipsim::TileRef &dst,
@@ -130,6 +135,8 @@ public:
     std::vector<chipsim::Instruction> schedule();
 
 private:
+    /// `try_place`'s bank for "each slice's roomiest bank" (tiles of one bank only).
+    static constexpr int kRoomiestBank = -1;
     /// rows in bank `bank` of a slice of hemisphere `side` that `ok(slice)` accepts, round-robin.
     std::optional<chipsim::TileRef> try_place(int64_t rows, int side, int bank, const std::vector<chipsim::TileRef> &avoid = {},
                                               const std::vector<chipsim::TileRef> &apart = {});

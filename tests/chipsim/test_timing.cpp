@@ -32,6 +32,42 @@ TEST(Timing, TspMatmulLatencyIsRowsPlusDfuncPlusStreamDistance) {
     EXPECT_EQ(model("tsp-mini").latency(one("@0 mxm.mm.int8 m3.w0, ACC.b3[0:10], MEM.e7.b1[0:10]")), 10 + 4 + 3);
 }
 
+TEST(Timing, TspReductionOverRowsWritesItsOneRowInItsLastCycle) {
+    const TimingModel &m = model("tsp-mini");
+    const Instruction reduce = one("@0 vxm.reduce.sum.rows.fp32 MEM.e0.b1[0:1], MEM.w0.b0[0:64]");
+    const ResourceUse u = m.resources(reduce);
+    ASSERT_EQ(u.issue_cycles, 64);
+    // Its outgoing stream (VXM -> MEM.e0, eastward) carries one row, in the last cycle, not 64.
+    int east = -1;
+    for (size_t r = 0; r < m.resource_table().size(); ++r)
+        if (m.resource_table()[r].name == "stream.east") east = int(r);
+    int64_t out_offset = -1, out_cycles = 0;
+    for (const ResourceHold &h : u.holds)
+        if (h.resource == east && h.offset > 0) out_offset = h.offset, out_cycles = h.duration;
+    EXPECT_EQ(out_cycles, 1);
+    EXPECT_EQ(out_offset, u.latency - 1 - 1); // one position (delta) before the row lands in MEM.e0
+    // A reader of the sum may not start while the 64 source rows still stream in...
+    const std::string prefix = "@0 vxm.reduce.sum.rows.fp32 MEM.e0.b1[0:1], MEM.w0.b0[0:64]\n";
+    expect_error([&] { timing_only(prefix + "@40 mem.copy MEM.e1.b0[0:1], MEM.e0.b1[0:1]\n", "tsp-mini"); },
+                 {"data hazard with instruction 0", "MEM row"});
+    // ...and may once it has landed.
+    EXPECT_NO_THROW(timing_only(prefix + "@" + std::to_string(u.latency) + " mem.copy MEM.e1.b0[0:1], MEM.e0.b1[0:1]\n", "tsp-mini"));
+}
+
+TEST(Timing, TspOneTileNamedAsTwoOperandsStreamsOnce) {
+    const TimingModel &m = model("tsp-mini");
+    // x * x from one tile costs what x * 2 does: one read of MEM.w0's port a row, one stream in.
+    const ResourceUse square = m.resources(one("@0 vxm.mul.fp32 MEM.e0.b1[0:64], MEM.w0.b0[0:64], MEM.w0.b0[0:64]"));
+    const ResourceUse twice = m.resources(one("@0 vxm.mul.fp32 MEM.e0.b1[0:64], MEM.w0.b0[0:64], #2"));
+    EXPECT_EQ(square.issue_cycles, 64);
+    EXPECT_EQ(square.latency, twice.latency);
+    EXPECT_EQ(square.internal_bank_conflicts, 0);
+    EXPECT_EQ(square.bytes, twice.bytes);
+    // Two different tiles of one slice still take turns on its read port.
+    const ResourceUse turns = m.resources(one("@0 vxm.mul.fp32 MEM.e0.b1[0:64], MEM.w0.b0[0:64], MEM.w0.b0[64:64]"));
+    EXPECT_EQ(turns.issue_cycles, 128);
+}
+
 TEST(Timing, TspWeightInstallReadsFourRowsPerCycle) {
     // 64 rows interleaved over the 8 west slices: 16 cycles at 4 streams, + d_func 2 + delta 10 (w0).
     ResourceUse u = model("tsp-mini").resources(one("@0 mxm.lw.int8 m0.w0, MEM.w*.b0[0:64]"));
