@@ -192,8 +192,8 @@ public:
     struct OddRowsToPack {};
 
     LoopNestCompiler(ChipProgram &cp, const LoweredModule &m, const std::map<std::string, int> &lanes, const Pipeline &p,
-                     const ChipLayoutRequests &layouts)
-        : cp_(cp), t_(cp.target), model_(t_), emitter_(model_), m_(m), lanes_(lanes), layouts_(layouts), L_(t_.lanes(DType::FP32)) {
+                     const ChipLayoutRequests &layouts, bool roomiest_first = true)
+        : cp_(cp), t_(cp.target), model_(t_), emitter_(model_, roomiest_first), m_(m), lanes_(lanes), layouts_(layouts), L_(t_.lanes(DType::FP32)) {
         for (const Input &in : p.inputs()) input_types_.emplace(in.name(), in);
         for (const Func &f : p.functions()) {
             const auto &c = *f.contents();
@@ -706,6 +706,8 @@ private:
                 store_on_chip(st, dst, round_to(st, combined, type), n.stage);
             }
             pt_ = tile;
+        } else if (const std::optional<TileRef> start = kept_start(n, value, dt)) {
+            store_on_chip(st, destination(n), VectorEmitter::broadcast(*start, R), n.stage);
         } else {
             const TileRef v = value_of(st, value);
             auto out = outputs_.find(n.func);
@@ -1596,37 +1598,53 @@ private:
         return constant_rows(st, dt, rows, "the values of " + v->name);
     }
 
-    /// Rows of constants, one value a lane, from the program's constant tables (KF for fp32, KI
-    /// for int32), a tile of them a statement; one row is spread over the tile's rows. On a
-    /// streaming chip each set of rows comes in by one DMA and is kept (while kept tiles fit),
-    /// and each statement copies it on chip: a DMA a statement held the one engine for the host
-    /// link's latency (a row sum's 16 accumulators waited 16 × 402 cycles for one zero row).
+    /// Rows of constants, one value a lane, loaded once a statement from the program's
+    /// constant tables (KF for fp32, KI for int32); one row is spread over the tile's rows.
     TileRef constant_rows(Statement &st, DType dt, const std::vector<std::vector<double>> &rows, const std::string &what) {
+        const auto [key, view] = constant_table_rows(dt, rows);
+        auto it = st.loads.find(key);
+        if (it == st.loads.end()) {
+            const TileRef tile = emitter_.tile_anywhere(int64_t(rows.size()), int(placed_++ % 2), "a constant");
+            st.tiles.own(tile);
+            emitter_.load(tile, view, what);
+            it = st.loads.emplace(key, tile).first;
+        }
+        return int64_t(rows.size()) == pt_.rows ? it->second : VectorEmitter::broadcast(it->second, pt_.rows);
+    }
+
+    /// Where rows of the constant tables sit: their key and their view of KF / KI (appended
+    /// when new).
+    std::pair<std::string, chipsim::OffchipView> constant_table_rows(DType dt, const std::vector<std::vector<double>> &rows) {
         std::vector<std::vector<double>> &table = dt == DType::FP32 ? float_constants_ : int_constants_;
         auto at = std::search(table.begin(), table.end(), rows.begin(), rows.end());
         if (at == table.end()) at = table.insert(table.end(), rows.begin(), rows.end());
         const int64_t first = at - table.begin(), count = int64_t(rows.size());
-        const std::string key = std::string(dt == DType::FP32 ? "KF" : "KI") + "#" + std::to_string(first) + "+" + std::to_string(count);
-        auto it = st.loads.find(key);
-        if (it == st.loads.end()) {
-            chipsim::OffchipView view;
-            view.tensor = dt == DType::FP32 ? "KF" : "KI";
-            view.offset = first * t_.vector_bytes;
-            view.inner_bytes = count * t_.vector_bytes;
-            auto home = constant_homes_.find(key);
-            if (home == constant_homes_.end() && emitter_.streaming() && kept_rows_ + count <= kept_tiles_limit_rows(t_)) {
-                kept_rows_ += count;
-                home = constant_homes_.emplace(key, emitter_.load_ahead(count, int(placed_++ % 2), view, what + " (kept)")).first;
-            }
-            const bool kept = home != constant_homes_.end();
-            const TileRef tile = emitter_.tile_anywhere(count, int(placed_++ % 2), "a constant", false, 0,
-                                                        kept ? std::vector<TileRef>{home->second} : std::vector<TileRef>{});
-            st.tiles.own(tile);
-            if (kept) emitter_.copy(tile, home->second, what);
-            else emitter_.load(tile, view, what);
-            it = st.loads.emplace(key, tile).first;
+        chipsim::OffchipView view;
+        view.tensor = dt == DType::FP32 ? "KF" : "KI";
+        view.offset = first * t_.vector_bytes;
+        view.inner_bytes = count * t_.vector_bytes;
+        return {view.tensor + "#" + std::to_string(first) + "+" + std::to_string(count), view};
+    }
+
+    /// One row of `value` kept on chip for Funcs set to it (an accumulator's start: a sum's 0,
+    /// a max's lowest value), on a streaming chip while kept tiles fit: one DMA, then a copy per
+    /// statement. A DMA per statement held the one DMA engine for the host link's latency: a
+    /// row sum's 16 accumulators waited 16 × 402 cycles for their zero row. (Operands of
+    /// arithmetic keep their own DMA, which the scheduler issues early: copies of one kept row
+    /// wait for its slice's read port between the long reads of a busy kernel, an int8 MLP's
+    /// requantisation ran 35 % slower so.)
+    std::optional<TileRef> kept_start(const Nest &n, const Expr &value, DType dt) {
+        const std::optional<double> c = immediate(value);
+        auto out = outputs_.find(n.func);
+        if (!c || (out != outputs_.end() && !out->second.whole)) return std::nullopt;
+        const auto [key, view] = constant_table_rows(dt, {std::vector<double>(size_t(L_), *c)});
+        auto home = constant_homes_.find(key);
+        if (home == constant_homes_.end()) {
+            if (!emitter_.streaming() || kept_rows_ + 1 > kept_tiles_limit_rows(t_)) return std::nullopt;
+            kept_rows_ += 1;
+            home = constant_homes_.emplace(key, emitter_.load_ahead(1, int(placed_++ % 2), view, "constant " + to_string(value) + " (kept)")).first;
         }
-        return count == pt_.rows ? it->second : VectorEmitter::broadcast(it->second, pt_.rows);
+        return home->second;
     }
 
     void declare_constants() {
@@ -2338,7 +2356,7 @@ private:
     std::map<std::string, OutputPlan> outputs_;
     std::map<std::string, Stored> stored_;
     std::vector<std::vector<double>> float_constants_, int_constants_; ///< Rows of one value a lane.
-    std::map<std::string, TileRef> constant_homes_; ///< Constant rows kept on chip (streaming chips), by constant_rows' key.
+    std::map<std::string, TileRef> constant_homes_; ///< kept_constant's rows, by constant_table_rows' key.
     int64_t placed_ = 0, statements_ = 0;
 };
 
@@ -2432,13 +2450,28 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
     cp.outputs.clear();
     for (const Func &o : p.outputs()) cp.outputs.push_back(o.name());
     const ChipProgram before = cp;
+    // Vector results go to the roomier bank of their slice first (VectorEmitter), away from the
+    // input the slice's other bank streams; when the tiles do not fit that way, they are placed
+    // again packed tight. Matrix stages keep the tight packing, which leaves the interleaved
+    // rows the MXM reads whole (an MLP block's default schedule ran 16 % slower placed for the
+    // vector stages; BERT's projections then fit fewer programs).
+    const bool roomiest_first = !may_need_matrix_unit(p);
+    auto compile = [&](const ChipLayoutRequests &requests) {
+        try {
+            LoopNestCompiler(cp, m, lanes, p, requests, roomiest_first).compile();
+        } catch (const VectorEmitter::DoesNotFit &) {
+            if (!roomiest_first) throw;
+            cp = before;
+            LoopNestCompiler(cp, m, lanes, p, requests, false).compile();
+        }
+    };
     try {
-        LoopNestCompiler(cp, m, lanes, p, layouts).compile();
+        compile(layouts);
     } catch (const LoopNestCompiler::OddRowsToPack &) {
         cp = before;
         ChipLayoutRequests own_rows;
         own_rows.reserved_rows = layouts.reserved_rows;
-        LoopNestCompiler(cp, m, lanes, p, own_rows).compile();
+        compile(own_rows);
     }
     cp.loop_nest = m.to_string();
     cp.assembly = chipsim::disassemble(cp.program);

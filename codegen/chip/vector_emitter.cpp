@@ -23,8 +23,9 @@ int64_t max_vector_tile_rows(const chipsim::Target &t) {
     return m.interleaved ? m.total_rows() : int64_t(m.slices) * m.rows_per_bank;
 }
 
-VectorEmitter::VectorEmitter(const chipsim::TimingModel &model)
+VectorEmitter::VectorEmitter(const chipsim::TimingModel &model, bool roomiest_first)
     : model_(model), alloc_(model.target()), streaming_(model.target().issue == chipsim::IssueKind::Static) {
+    roomiest_first_ = roomiest_first;
     const chipsim::MemoryDesc &m = vector_memory(model.target());
     memory_ = m.name;
     slices_ = m.slices;
@@ -85,9 +86,13 @@ TileRef VectorEmitter::tile(int64_t rows, int side, int bank, const std::string 
     while (true) {
         if (auto t = place_reusing_own([&] { return try_place(rows, side, bank); })) return *t;
         if (!make_room())
-            throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
-                        what + ", " + std::to_string(rows) + " rows); use a smaller shape");
+            throw_does_not_fit(what, rows);
     }
+}
+
+void VectorEmitter::throw_does_not_fit(const std::string &what, int64_t rows) const {
+    throw DoesNotFit("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " + what + ", " +
+                     std::to_string(rows) + " rows); use a smaller shape");
 }
 
 bool VectorEmitter::make_room() {
@@ -147,7 +152,8 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
     if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
     auto fitting = [&]() -> std::optional<TileRef> {
         for (int s : {prefer_side, 1 - prefer_side})
-            if (auto t = try_place(rows, s, kRoomiestBank, srcs, apart)) return t;
+            if (roomiest_first_)
+                if (auto t = try_place(rows, s, kRoomiestBank, srcs, apart)) return t;
         for (int s : {prefer_side, 1 - prefer_side})
             for (int bank = 0; bank < banks_; ++bank)
                 if (auto t = try_place(rows, s, bank, srcs, apart)) return t;
@@ -160,8 +166,7 @@ TileRef VectorEmitter::place_making_room(const std::function<std::optional<TileR
     while (true) {
         if (auto t = place_reusing_own(try_it)) return *t;
         if (!make_room())
-            throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " +
-                        what + ", " + std::to_string(rows) + " rows); use a smaller shape");
+            throw_does_not_fit(what, rows);
     }
 }
 
@@ -261,8 +266,7 @@ TileRef VectorEmitter::load_ahead(int64_t rows, int prefer_side, const chipsim::
             if (!t) t = try_place(rows, s, kRoomiestBank);
     } while (!t && make_room());
     if (!t)
-        throw Error("chip backend: the tiles one step needs do not fit in " + target().name + "'s " + memory_ + " (placing " + what + ", " +
-                    std::to_string(rows) + " rows); use a smaller shape");
+        throw_does_not_fit(what, rows);
     Instruction in;
     in.op = Opcode::DmaLoad;
     in.tiles = {*t};

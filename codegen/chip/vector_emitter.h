@@ -22,6 +22,7 @@
 #include "bank_allocator.h"
 #include "instruction_scheduler.h"
 #include "tessera/chipsim/timing_model.h"
+#include "tessera/error.h"
 
 namespace tessera::internal::chip {
 
@@ -34,7 +35,16 @@ int64_t max_vector_tile_rows(const chipsim::Target &t);
 
 class VectorEmitter {
 public:
-    explicit VectorEmitter(const chipsim::TimingModel &model);
+    /// What placement throws when the tiles of a step do not fit (a tessera::Error).
+    struct DoesNotFit : tessera::Error {
+        using tessera::Error::Error;
+    };
+
+    /// `roomiest_first`: a destination goes to the roomier bank of its slice first (away from the
+    /// long-lived tiles the slice's fuller bank holds, which other instructions stream while it is
+    /// written); else to bank 0 first, which packs tighter (a kernel compiled inside rows reserved
+    /// for other kernels may then fit where it did not).
+    explicit VectorEmitter(const chipsim::TimingModel &model, bool roomiest_first = true);
 
     const chipsim::Target &target() const { return model_.target(); }
     const chipsim::TimingModel &model() const { return model_; }
@@ -151,6 +161,7 @@ private:
     BankAllocator alloc_;
     bool streaming_ = false;
     std::string memory_;
+    bool roomiest_first_ = true;
     std::deque<chipsim::TileRef> retired_;
     int cursor_[2] = {0, 0}; ///< Next slice to try per hemisphere.
     int slices_ = 1, banks_ = 1; ///< Slices per hemisphere and banks per slice of memory_.
@@ -186,6 +197,7 @@ private:
     /// Gives the allocator back the rows of the longest dead tile retired before the current
     /// wave. False when none is left.
     bool make_room();
+    [[noreturn]] void throw_does_not_fit(const std::string &what, int64_t rows) const;
     std::vector<chipsim::BankSpan> wave_held_; ///< Rows of the current wave's pieces' tiles, held until it ends.
 };
 
