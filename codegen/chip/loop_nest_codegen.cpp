@@ -2455,7 +2455,7 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
     // again packed tight. Matrix stages keep the tight packing, which leaves the interleaved
     // rows the MXM reads whole (an MLP block's default schedule ran 16 % slower placed for the
     // vector stages; BERT's projections then fit fewer programs).
-    const bool roomiest_first = !may_need_matrix_unit(p);
+    const bool roomiest_first = cp.target.issue == chipsim::IssueKind::Static && !may_need_matrix_unit(p); // else a second try changes nothing
     auto compile = [&](const ChipLayoutRequests &requests) {
         try {
             LoopNestCompiler(cp, m, lanes, p, requests, roomiest_first).compile();
