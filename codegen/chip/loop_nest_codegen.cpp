@@ -1636,11 +1636,11 @@ private:
     std::optional<TileRef> kept_start(const Nest &n, const Expr &value, DType dt) {
         const std::optional<double> c = immediate(value);
         auto out = outputs_.find(n.func);
-        if (!c || (out != outputs_.end() && !out->second.whole)) return std::nullopt;
+        if (!c || !emitter_.streaming() || (out != outputs_.end() && !out->second.whole)) return std::nullopt;
         const auto [key, view] = constant_table_rows(dt, {std::vector<double>(size_t(L_), *c)});
         auto home = constant_homes_.find(key);
         if (home == constant_homes_.end()) {
-            if (!emitter_.streaming() || kept_rows_ + 1 > kept_tiles_limit_rows(t_)) return std::nullopt;
+            if (kept_rows_ + 1 > kept_tiles_limit_rows(t_)) return std::nullopt;
             kept_rows_ += 1;
             home = constant_homes_.emplace(key, emitter_.load_ahead(1, int(placed_++ % 2), view, "constant " + to_string(value) + " (kept)")).first;
         }
@@ -2356,7 +2356,7 @@ private:
     std::map<std::string, OutputPlan> outputs_;
     std::map<std::string, Stored> stored_;
     std::vector<std::vector<double>> float_constants_, int_constants_; ///< Rows of one value a lane.
-    std::map<std::string, TileRef> constant_homes_; ///< kept_constant's rows, by constant_table_rows' key.
+    std::map<std::string, TileRef> constant_homes_; ///< kept_start's rows, by constant_table_rows' key.
     int64_t placed_ = 0, statements_ = 0;
 };
 

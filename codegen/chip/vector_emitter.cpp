@@ -24,8 +24,8 @@ int64_t max_vector_tile_rows(const chipsim::Target &t) {
 }
 
 VectorEmitter::VectorEmitter(const chipsim::TimingModel &model, bool roomiest_first)
-    : model_(model), alloc_(model.target()), streaming_(model.target().issue == chipsim::IssueKind::Static) {
-    roomiest_first_ = roomiest_first;
+    : model_(model), alloc_(model.target()), streaming_(model.target().issue == chipsim::IssueKind::Static),
+      roomiest_first_(roomiest_first) {
     const chipsim::MemoryDesc &m = vector_memory(model.target());
     memory_ = m.name;
     slices_ = m.slices;
@@ -151,8 +151,8 @@ TileRef VectorEmitter::dst_for(int64_t rows, const std::vector<TileRef> &srcs, i
     if (!streaming_) return tile(rows, 0, 0, what);
     if (rows > max_tile_rows()) return tile(rows, prefer_side, 0, what); // throws the size error
     auto fitting = [&]() -> std::optional<TileRef> {
-        for (int s : {prefer_side, 1 - prefer_side})
-            if (roomiest_first_)
+        if (roomiest_first_)
+            for (int s : {prefer_side, 1 - prefer_side})
                 if (auto t = try_place(rows, s, kRoomiestBank, srcs, apart)) return t;
         for (int s : {prefer_side, 1 - prefer_side})
             for (int bank = 0; bank < banks_; ++bank)
@@ -209,11 +209,11 @@ bool may_share_rows(const TileRef &a, const TileRef &b) {
 
 } // namespace
 
-void VectorEmitter::emit(Instruction in, const std::string &what) {
+void VectorEmitter::emit(Instruction in, const std::string &what, bool ahead_of_wave) {
     if (in.stage < 0) in.stage = stage_;
     const bool host_dma = target().dram.bytes == 0 && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore);
     ChipOp op{std::move(in), after_preload_ && !host_dma, what};
-    if (!in_wave_) {
+    if (!in_wave_ || ahead_of_wave) {
         ops_.push_back(std::move(op));
         return;
     }
@@ -251,13 +251,19 @@ void VectorEmitter::end_wave() {
     lane_ = 0;
 }
 
-void VectorEmitter::load(const TileRef &dst, const chipsim::OffchipView &view, const std::string &what) {
+namespace {
+
+Instruction dma_load(const TileRef &dst, const chipsim::OffchipView &view) {
     Instruction in;
     in.op = Opcode::DmaLoad;
     in.tiles = {dst};
     in.view = view;
-    emit(in, what);
+    return in;
 }
+
+} // namespace
+
+void VectorEmitter::load(const TileRef &dst, const chipsim::OffchipView &view, const std::string &what) { emit(dma_load(dst, view), what); }
 
 TileRef VectorEmitter::load_ahead(int64_t rows, int prefer_side, const chipsim::OffchipView &view, const std::string &what) {
     std::optional<TileRef> t;
@@ -265,15 +271,8 @@ TileRef VectorEmitter::load_ahead(int64_t rows, int prefer_side, const chipsim::
         for (int s : {prefer_side, 1 - prefer_side})
             if (!t) t = try_place(rows, s, kRoomiestBank);
     } while (!t && make_room());
-    if (!t)
-        throw_does_not_fit(what, rows);
-    Instruction in;
-    in.op = Opcode::DmaLoad;
-    in.tiles = {*t};
-    in.view = view;
-    in.stage = stage_;
-    const bool host_dma = target().dram.bytes == 0;
-    ops_.push_back(ChipOp{std::move(in), after_preload_ && !host_dma, what});
+    if (!t) throw_does_not_fit(what, rows);
+    emit(dma_load(*t, view), what, true);
     return *t;
 }
 

@@ -132,7 +132,9 @@ public:
     /// mem.copy dst, src (on chip, through a stream).
     void copy(const chipsim::TileRef &dst, const chipsim::TileRef &src, const std::string &what);
     /// Appends an instruction built elsewhere (MXM, SXM transposes).
-    void emit(chipsim::Instruction in, const std::string &what);
+    /// Into the current wave piece, or into the program when no wave runs or `ahead_of_wave`
+    /// (before every instruction of the current wave).
+    void emit(chipsim::Instruction in, const std::string &what, bool ahead_of_wave = false);
 
     /// Compute instructions emitted from now on start after every host load emitted before them
     /// (tsp-mini kernels whose inputs are preloaded, so the kernel's cycles measure the kernel).
