@@ -53,10 +53,8 @@ ChipEstimate estimate_chip_cycles(const chipsim::Program &program, const chipsim
         for (const auto &[level, b] : use.bytes) bytes[level] += double(b);
         per_class[size_t(instruction_class(in.op))] += 1;
         if (host_dma && (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore)) return;
-        // An in-order queue takes the next instruction when the last has accepted its rows, or
-        // for a DMA when it has ended (the simulator's queues).
-        const bool dma = in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore;
-        queue_busy[size_t(chipsim::queue_of(in))] += double(dma ? use.latency : std::max<int64_t>(1, use.issue_cycles));
+        // What each in-order queue takes at least, as the simulator's queues hold it.
+        queue_busy[size_t(chipsim::queue_of(in))] += double(chipsim::queue_hold_cycles(in, use, use.latency));
         kernel_begin = std::min(kernel_begin, cycle);
         kernel_end = std::max(kernel_end, cycle + use.latency);
         for (const chipsim::ResourceHold &h : use.holds) {

@@ -346,8 +346,8 @@ void run_dynamic(RunState &rs) {
     std::vector<int32_t> queue_ops[kQueues];
     for (auto &op : rs.ops) queue_ops[qi(op.queue)].push_back(op.seq);
     size_t head[kQueues] = {0, 0, 0, 0};
-    // In-order issue: a queue offers its next instruction once the previous one was accepted by
-    // its unit (after its issue cycles; a DMA engine takes one transfer at a time, to its end).
+    // In-order issue: a queue offers its next instruction queue_hold_cycles after the previous
+    // one started.
     int64_t queue_free[kQueues] = {0, 0, 0, 0};
     int64_t max_end[kQueues] = {0, 0, 0, 0};
     std::vector<std::vector<int64_t>> signals(size_t(std::max(1, t.semaphores)));
@@ -406,8 +406,7 @@ void run_dynamic(RunState &rs) {
         rs.stall(pl.end - (pl.start + op.use.latency), "bandwidth");
         if (op.in.op == Opcode::SyncSignal) signals[size_t(op.in.count)].push_back(pl.start);
         if (op.in.op == Opcode::SyncWait) ++consumed[size_t(op.in.count)];
-        const bool dma = op.in.op == Opcode::DmaLoad || op.in.op == Opcode::DmaStore;
-        queue_free[best_q] = dma ? pl.end : pl.start + std::max<int64_t>(1, op.use.issue_cycles);
+        queue_free[best_q] = pl.start + queue_hold_cycles(op.in, op.use, pl.end - pl.start);
         max_end[best_q] = std::max(max_end[best_q], pl.end);
         ++head[best_q];
         --remaining;

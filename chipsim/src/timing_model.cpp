@@ -40,6 +40,11 @@ Queue queue_of(const Instruction &in) {
     }
 }
 
+int64_t queue_hold_cycles(const Instruction &in, const ResourceUse &use, int64_t start_to_end) {
+    if (in.op == Opcode::DmaLoad || in.op == Opcode::DmaStore) return start_to_end;
+    return use.unit >= 0 ? 1 : std::max<int64_t>(1, use.issue_cycles);
+}
+
 TileRef bank_tile(const MemoryDesc &m, int flat_bank, int64_t local_base, int64_t count) {
     TileRef t;
     t.memory = m.name;

@@ -3,6 +3,7 @@
 #include "chipsim_test_util.h"
 
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
@@ -135,6 +136,30 @@ TEST(Timing, DynamicIssueStallsOnABusyBank) {
     EXPECT_GT(r.report.stall_cycles_by_cause.at("bank"), 0);
     EXPECT_GT(r.report.stall_cycles_by_bank.at("SPAD.b0"), 0);
     EXPECT_GE(r.report.bank_conflicts, 1);
+}
+
+TEST(Timing, DynamicWeightInstallRunsUnderTheMultiplyBeforeIt) {
+    // The exec queue hands each instruction to its unit and goes on: the install into w1 runs
+    // while the multiply by w0 streams its 256 rows, so the MXM multiplies back to back. The
+    // install into w0 waits for the multiply reading w0, and the queue behind it, in order.
+    const std::string text = ".input A int8 [1]\n"
+                             "mxm.lw.int8 m0.w0, SPAD[0:32]\n"
+                             "mxm.mm.int8 m0.w0, ACC[0:256], SPAD[512:256]\n"
+                             "mxm.lw.int8 m0.w1, SPAD[32:32]\n"
+                             "mxm.mm.int8 m0.w1, ACC[256:256], SPAD[768:256]\n"
+                             "mxm.lw.int8 m0.w0, SPAD[64:32]\n"
+                             "mxm.mm.int8 m0.w0, ACC[512:256], SPAD[1024:256]\n";
+    const SimResult r = timing_only(text, "npu-edge");
+    std::map<int32_t, InstructionTiming> at;
+    for (const InstructionTiming &t : r.timings) at[t.index] = t;
+    const TimingModel &m = model("npu-edge");
+    const int64_t mm_rows = m.resources(one("mxm.mm.int8 m0.w0, ACC[0:256], SPAD[512:256]")).issue_cycles;
+    ASSERT_EQ(mm_rows, 256);
+    EXPECT_LT(at[2].start, at[1].start + mm_rows); // w1's install under the first multiply
+    EXPECT_EQ(at[3].start, at[1].start + mm_rows); // multiplies back to back
+    EXPECT_GE(at[4].start, at[1].start + mm_rows); // w0 is read to the first multiply's last row
+    // Instructions of one queue still start in program order.
+    for (int32_t i = 1; i < 6; ++i) EXPECT_GT(at[i].start, at[i - 1].start) << i;
 }
 
 TEST(Timing, StaticConflictNamesBothInstructions) {

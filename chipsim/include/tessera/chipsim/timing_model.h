@@ -106,6 +106,14 @@ struct DmaCost {
 /// load, dma.store → store, mxm.* → exec, vxm/sxm → vector; sync and nop name their own.
 Queue queue_of(const Instruction &in);
 
+/// Cycles from an instruction's start until its in-order queue offers the next one, on a dynamic
+/// target. An instruction for a unit hands the unit its rows and frees the queue the next cycle:
+/// the unit, held for its issue cycles, keeps the next instruction for the same unit waiting,
+/// while one for another unit goes ahead (a weight install into the free buffer runs under the
+/// multiply before it: the MXM's double-buffered weights). A DMA engine takes one transfer at a
+/// time, so a DMA holds its queue to its end (`start_to_end`, which bandwidth may stretch).
+int64_t queue_hold_cycles(const Instruction &in, const ResourceUse &use, int64_t start_to_end);
+
 /// The address map from the allocating side: `count` rows from local row `local_base` of one
 /// flat bank (MemoryDesc::flat_bank) of `m`, as an operand.
 TileRef bank_tile(const MemoryDesc &m, int flat_bank, int64_t local_base, int64_t count);
