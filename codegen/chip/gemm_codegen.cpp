@@ -1306,7 +1306,7 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     // measured faster than either's own (ResNet-50 stage on npu-edge, linked: 3,520,220 cycles
     // against 3,540,379 with the bytes each stores).
     const int64_t store_cycles = model.dma_cycles(TM * e.rpa * spad->row_bytes);
-    const int64_t step_cycles = nbt * (model.mxm_rows_cycles(kk.in_dtype, TM) + model.weight_install_cycles(e.ku));
+    const int64_t step_cycles = nbt * std::max(model.mxm_rows_cycles(kk.in_dtype, TM), model.weight_install_cycles(e.ku));
     // A drain step has sub-steps: the drain, one per epilogue instruction, the store. Each
     // epilogue value is a tile whose slot is taken from its first write to its last read, so
     // temporaries reuse the slots of the ones already read.
@@ -1531,12 +1531,34 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
         a.stride = c.sw * bands->rows_per_pixel;
         return a;
     };
+    // The step whose B tile each B need is, to tell whether a later step's weights are on chip.
+    std::map<int64_t, size_t> b_need_at;
+    for (size_t k = 0; k < needs.size(); ++k)
+        if (needs[k].kind == Need::B) b_need_at[needs[k].time] = k;
+    auto weights_on_chip = [&](int64_t step) {
+        auto it = b_need_at.find(step);
+        return it != b_need_at.end() && (!plan->load[it->second] || it->second < next);
+    };
     int wbuf = 0, accn = 0;
     time = 0;
     for (size_t x = 0; x < jobs.size(); ++x) {
         const Job &j = jobs[x];
         const int64_t rows = rows_of(j), blocks = blocks_of(j);
         const int64_t base = acc_db ? (accn++ % 2) * TM * nbt : 0;
+        auto install = [&](int64_t kb, int64_t c) {
+            TileRef b = slot_tile(slot_of(b_key(j, kb)), e.ku);
+            const int64_t col = j.nb0 - j.bn0 + c; // packed: even columns first, then their odd partners
+            const int64_t at_col = packs_b(j) ? (col % 2) * (j.bblocks / 2) + col / 2 : col;
+            b.base += (at_col * b_group(kb / KGb) + kb % KGb) * e.ku;
+            const int buf = wbuf++ % t.mxm.weight_buffers;
+            e.lw(0, buf, b, false);
+            return buf;
+        };
+        // Each install is emitted a block ahead of its matmuls where the weights are on chip by
+        // then: the in-order exec queue hands it to the weight port, and it runs under the
+        // matmuls before it instead of stopping the array between them.
+        int64_t ahead_kb = -1, ahead_c = -1; // the block installed, not yet multiplied
+        int ahead_buffer = 0;
         for (int64_t kb = 0; kb < KB; ++kb, ++time) {
             prefetch(time);
             if (bands && kb == 0 && (x == 0 || !same_band(x, x - 1))) // the next band loads while this one is read
@@ -1551,14 +1573,14 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
                 const int64_t ka = kb % KGa;
                 a.base += (pack_a ? (ka % 2) * (a_group(kb / KGa) / 2) + ka / 2 : ka) * rows;
             }
-            const int64_t gs = b_group(kb / KGb);
             for (int64_t c = 0; c < blocks; ++c) {
-                TileRef b = slot_tile(slot_of(b_key(j, kb)), e.ku);
-                const int64_t col = j.nb0 - j.bn0 + c; // packed: even columns first, then their odd partners
-                const int64_t at_col = packs_b(j) ? (col % 2) * (j.bblocks / 2) + col / 2 : col;
-                b.base += (at_col * gs + kb % KGb) * e.ku;
-                const int buf = wbuf++ % t.mxm.weight_buffers;
-                e.lw(0, buf, b, false);
+                const int buf = ahead_kb == kb && ahead_c == c ? ahead_buffer : install(kb, c);
+                ahead_kb = ahead_c = -1;
+                if (t.mxm.weight_buffers > 1) {
+                    if (c + 1 < blocks) ahead_kb = kb, ahead_c = c + 1;
+                    else if (kb + 1 < KB && weights_on_chip(time + 1)) ahead_kb = kb + 1, ahead_c = 0;
+                    if (ahead_kb >= 0) ahead_buffer = install(ahead_kb, ahead_c);
+                }
                 TileRef acc;
                 acc.memory = acc_mem->name;
                 acc.base = base + (j.nb0 + c) % nbt * TM;

@@ -5,6 +5,8 @@
 #include "chip_test_util.h"
 #include "test_support.h"
 
+#include <tessera/chipsim/assembler.h>
+#include <tessera/chipsim/simulator.h>
 #include <tessera/chipsim/target.h>
 #include <tessera/codegen/chip_schedules.h>
 
@@ -425,6 +427,47 @@ TEST(ChipConvNpu, ItsTileIsADirectiveOverOutputRowsAndChannels) {
     EXPECT_NE(edited.program.assembly, library.program.assembly);
     EXPECT_NE(edited.report.cycles, library.report.cycles);
     test::expect_chip_error(with_tile("28,64"), shape, "npu-edge", "accumulator rows");
+}
+
+// A 3x3 conv over 14-pixel rows multiplies each weight block by 14-row matmuls, shorter than
+// the 32 cycles an install takes. Each install is emitted a block ahead of its matmuls (where
+// its weights are on chip by then), so it runs under the matmuls of the block before: at a
+// change of weight block the array does not wait for the install.
+TEST(ChipConvNpu, ItsWeightInstallsRunUnderTheMatmulsOfTheBlockBefore) {
+    const std::vector<int64_t> xs{1, 14, 14, 128}, ws{3, 3, 128, 128}, shape{1, 14, 14, 128};
+    Input X(Int(8), test::extents(xs), "X"), Wt(Int(8), test::extents(ws), "Wt");
+    ops::Conv2dOptions opt;
+    opt.padding = 1;
+    opt.layout = ops::Layout::NHWC;
+    const Pipeline p(ops::conv2d(X, Wt, opt));
+    const ChipResult r = test::expect_matches_reference(
+        p, shape, {{X, test::random_buffer(Int(8), xs, 97)}, {Wt, test::random_buffer(Int(8), ws, 98)}}, "npu-edge", Int(8), 128 * 9);
+    const std::vector<chipsim::Instruction> &program = r.program.program.instructions;
+    const chipsim::TimingModel model(chipsim::load_target("npu-edge"));
+    const int64_t install_cycles = model.resources(chipsim::assemble("mxm.lw.int8 m0.w0, SPAD[0:32]").instructions.at(0)).issue_cycles;
+    chipsim::SimOptions timing_only;
+    timing_only.functional = false;
+    const chipsim::SimResult sim = chipsim::simulate(r.program.program, model, timing_only);
+    std::map<int32_t, chipsim::InstructionTiming> at;
+    for (const chipsim::InstructionTiming &it : sim.timings) at[it.index] = it;
+    int64_t changes = 0, installed_in_time = 0, short_matmuls = 0;
+    int32_t last_install[2] = {-1, -1}, previous_mm = -1;
+    for (int32_t i = 0; i < int32_t(program.size()); ++i) {
+        const chipsim::Instruction &in = program[size_t(i)];
+        if (in.op == chipsim::Opcode::MxmLw) last_install[in.buffer] = i;
+        if (in.op != chipsim::Opcode::MxmMm) continue;
+        const int64_t rows = in.tiles[1].count;
+        short_matmuls += rows < install_cycles;
+        if (previous_mm >= 0 && program[size_t(previous_mm)].buffer != in.buffer) {
+            ++changes;
+            const chipsim::InstructionTiming &before = at.at(previous_mm), &install = at.at(last_install[in.buffer]);
+            installed_in_time += install.end <= before.start + program[size_t(previous_mm)].tiles[1].count;
+        }
+        previous_mm = i;
+    }
+    EXPECT_GT(short_matmuls, 100) << "the case is one of matmuls shorter than an install";
+    ASSERT_GT(changes, 50);
+    EXPECT_GE(double(installed_in_time), 0.9 * double(changes)) << installed_in_time << " of " << changes << " installs were in by the change of block";
 }
 
 } // namespace
