@@ -7,6 +7,8 @@
 #include <tessera/chipsim/simulator.h>
 #include <tessera/codegen/chip_schedules.h>
 
+#include <set>
+
 namespace tessera {
 namespace {
 
@@ -124,6 +126,38 @@ TEST(ChipAttention, OnNpuEdgeEachSoftmaxRunsUnderTheNextJobsMatmuls) {
         for (const auto &[mb, me] : matmuls) beside_a_matmul += std::max<int64_t>(0, std::min(ve, me) - std::max(vb, mb));
     }
     EXPECT_GT(beside_a_matmul * 4, vector_time) << beside_a_matmul << " of " << vector_time << " VXM cycles beside a matmul";
+}
+
+// A softmax step reads its statistic (the max, the sum over keys) by broadcast, one bank read
+// per row of the scores it reads beside it. On npu-edge, whose scratchpad interleaves rows
+// across banks, the statistic's row sits on a bank the scores' rows do not use, so that bank
+// does not serve the scores as well. The result equals the reference.
+TEST(ChipAttention, OnNpuEdgeABroadcastStatisticSitsOffTheBanksOfTheScores) {
+    const int64_t L = 256, D = 64;
+    Input Q(Float(32), {1, L, D}, "Q"), K(Float(32), {1, L, D}, "K"), V(Float(32), {1, L, D}, "V");
+    const Pipeline p(ops::scaled_dot_product_attention(Q, K, V));
+    const Bindings bind{{Q, test::random_buffer(Float(32), {1, L, D}, 74)},
+                        {K, test::random_buffer(Float(32), {1, L, D}, 75)},
+                        {V, test::random_buffer(Float(32), {1, L, D}, 76)}};
+    const ChipResult r = test::expect_matches_reference(p, {1, L, D}, bind, "npu-edge", BFloat(16), D);
+    const chipsim::TimingModel model(chipsim::load_target("npu-edge"));
+    int broadcast_steps = 0;
+    for (const chipsim::Instruction &in : r.program.program.instructions) {
+        if (in.op != chipsim::Opcode::Vxm) continue;
+        std::set<int32_t> banks_of_rows;
+        std::vector<int32_t> broadcast_banks;
+        for (size_t i = 1; i < in.tiles.size(); ++i) {
+            const std::vector<int32_t> banks = model.resolve(in.tiles[i]).banks;
+            if (in.tiles[i].stride == 0 && in.tiles[i].count > 1) broadcast_banks.push_back(banks.at(0));
+            else banks_of_rows.insert(banks.begin(), banks.end());
+        }
+        for (int32_t b : broadcast_banks) {
+            ++broadcast_steps;
+            EXPECT_EQ(banks_of_rows.count(b), 0u) << "bank " << b << " serves a broadcast and the rows beside it in "
+                                                  << chipsim::disassemble(in);
+        }
+    }
+    EXPECT_GE(broadcast_steps, 4 * (L / 32)) << "each job's two halves read a max and a sum by broadcast";
 }
 
 TEST(ChipAttentionErrors, TooManyKeysForTheAccumulators) {
