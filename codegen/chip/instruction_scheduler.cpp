@@ -2,6 +2,7 @@
 #include "instruction_scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <climits>
 #include <map>
 #include <unordered_map>
@@ -157,11 +158,15 @@ std::vector<Instruction> schedule_static_either_order(const std::vector<ChipOp> 
 
 std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
     const chipsim::Target &t = model.target();
+    // Per row, its last writer and, per queue, its last reader since: a writer waits for the
+    // latest reader of each other queue (every earlier one of that queue ends before it).
+    constexpr size_t kQueues = size_t(chipsim::Queue::Vector) + 1;
     struct RowState {
         int32_t writer = -1;
-        std::vector<int32_t> readers;
+        std::array<int32_t, kQueues> reader{-1, -1, -1, -1, -1};
     };
     std::unordered_map<int64_t, RowState> rows;
+    rows.reserve(4096);
     const size_t n = ops.size();
     std::vector<chipsim::Queue> queue(n);
     std::vector<int64_t> pos_in_queue(n);
@@ -194,7 +199,7 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
             if (it == rows.end()) continue;
             depend(it->second.writer);
             if (a.write)
-                for (int32_t r : it->second.readers) depend(r);
+                for (int32_t r : it->second.reader) depend(r);
         }
         for (auto &[qa, y] : need) {
             auto key = std::make_pair(qa, queue[x]);
@@ -232,9 +237,9 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
             RowState &st = rows[row_key(a)];
             if (a.write) {
                 st.writer = int32_t(x);
-                st.readers.clear();
+                st.reader.fill(-1);
             } else {
-                st.readers.push_back(int32_t(x));
+                st.reader[size_t(queue[x])] = int32_t(x);
             }
         }
     }
