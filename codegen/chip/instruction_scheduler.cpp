@@ -162,11 +162,11 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
     // latest reader of each other queue (every earlier one of that queue ends before it).
     constexpr size_t kQueues = size_t(chipsim::Queue::Vector) + 1;
     struct RowState {
+        RowState() { reader.fill(-1); }
         int32_t writer = -1;
-        std::array<int32_t, kQueues> reader{-1, -1, -1, -1, -1};
+        std::array<int32_t, kQueues> reader;
     };
     std::unordered_map<int64_t, RowState> rows;
-    rows.reserve(4096);
     const size_t n = ops.size();
     std::vector<chipsim::Queue> queue(n);
     std::vector<int64_t> pos_in_queue(n);

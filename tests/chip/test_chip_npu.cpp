@@ -451,17 +451,17 @@ TEST(ChipConvNpu, ItsWeightInstallsRunUnderTheMatmulsOfTheBlockBefore) {
     std::map<int32_t, chipsim::InstructionTiming> at;
     for (const chipsim::InstructionTiming &it : sim.timings) at[it.index] = it;
     int64_t changes = 0, installed_in_time = 0, short_matmuls = 0;
-    int32_t last_install[2] = {-1, -1}, previous_mm = -1;
+    std::map<int, int32_t> last_install; // weight buffer -> its latest install
+    int32_t previous_mm = -1;
     for (int32_t i = 0; i < int32_t(program.size()); ++i) {
         const chipsim::Instruction &in = program[size_t(i)];
         if (in.op == chipsim::Opcode::MxmLw) last_install[in.buffer] = i;
         if (in.op != chipsim::Opcode::MxmMm) continue;
-        const int64_t rows = in.tiles[1].count;
-        short_matmuls += rows < install_cycles;
+        short_matmuls += model.resources(in).issue_cycles < install_cycles;
         if (previous_mm >= 0 && program[size_t(previous_mm)].buffer != in.buffer) {
             ++changes;
-            const chipsim::InstructionTiming &before = at.at(previous_mm), &install = at.at(last_install[in.buffer]);
-            installed_in_time += install.end <= before.start + program[size_t(previous_mm)].tiles[1].count;
+            const chipsim::InstructionTiming &before = at.at(previous_mm), &install = at.at(last_install.at(in.buffer));
+            installed_in_time += install.end <= before.start + model.resources(program[size_t(previous_mm)]).issue_cycles;
         }
         previous_mm = i;
     }
