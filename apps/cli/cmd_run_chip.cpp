@@ -20,7 +20,7 @@ int run_on_chip_target(const RunOptions &o, ops::OpInstance &op, const std::stri
                        ? realize_library_kernel_on_chip(op.pipeline, op.output_shapes, bindings, target, options)
                        : realize_on_chip(op.pipeline, op.output_shapes, bindings, target, options);
     if (!o.trace.empty() && !(std::ofstream(o.trace) << r.trace_json)) throw Error("cannot write trace '" + o.trace + "'");
-    if (!o.assembly.empty() && !(std::ofstream(o.assembly) << r.program.assembly))
+    if (!o.assembly.empty() && !(std::ofstream(o.assembly) << r.program.assembly()))
         throw Error("cannot write the program to '" + o.assembly + "'");
 
     VerifyOptions vo;

@@ -54,7 +54,7 @@ bool demo_chip() {
         const std::string trace = std::filesystem::absolute("tessera-chip-matmul-trace.json").string(),
                           assembly = std::filesystem::absolute("tessera-chip-matmul.tasm").string();
         std::ofstream(trace) << r.trace_json;
-        std::ofstream(assembly) << r.program.assembly;
+        std::ofstream(assembly) << r.program.assembly();
         std::printf("  trace written to %s (open in https://ui.perfetto.dev or chrome://tracing), program to %s\n",
                     trace.c_str(), assembly.c_str());
     }

@@ -335,7 +335,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             // A loop knob the compiler ignores here (a library vector op tiles itself) leaves
             // the program as another candidate's: the same program is one candidate, simulated
             // once. (Matmul candidates are Z3's models, each measured for what it says.)
-            if (!product && !programs.insert(std::hash<std::string>{}(program.assembly)).second) {
+            if (!product && !programs.insert(std::hash<std::string>{}(program.assembly())).second) {
                 ++result.same_program;
                 // Candidates come nearest the default first: when a run of them changes
                 // nothing, the compiler ignores these knobs here and the rest would change
@@ -347,7 +347,6 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
                 continue;
             }
             same_in_a_row = 0;
-            program.assembly.clear(); // for people; the tuner keeps only the schedule
             Compiled &c = compiled.emplace_back(Compiled{i, std::move(program), {}});
             estimates.push([&c, &model] { c.estimate = estimate_chip_cycles(c.program.program, model, c.program.problem); });
         } catch (const Error &) {

@@ -308,6 +308,9 @@ int64_t TimingModel::weight_install_cycles(int64_t rows) const { return ceil_div
 std::vector<RowAccess> TimingModel::row_accesses(const Instruction &in, const ResourceUse &use, bool dram_granules) const {
     const Target &t = target_;
     std::vector<RowAccess> out;
+    size_t rows = 2; // the weight buffer's accesses
+    for (auto &a : use.accesses) rows += use.tiles[size_t(a.tile)].rows.size();
+    out.reserve(rows);
     for (auto &a : use.accesses) {
         const ResolvedTile &rt = use.tiles[size_t(a.tile)];
         const int64_t n = int64_t(rt.rows.size());

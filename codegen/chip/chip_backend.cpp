@@ -479,8 +479,7 @@ ChipProgram compile_conv(ChipProgram &cp, const GemmPattern &g, const std::vecto
                  " taps, one matmul each) -> " + (on_chip ? "layout on chip: " + pre.summary : "image padded on the host; ") + summaries;
     cp.program.target = t.name;
     cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
-                                                                    : internal::chip::insert_semaphores(ops, model);
-    cp.assembly = chipsim::disassemble(cp.program);
+                                                                    : internal::chip::insert_semaphores(std::move(ops), model);
     cp.outputs = {g.output.name()};
     cp.output_shapes = {shape};
     (void)p;
@@ -512,6 +511,8 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
                              const ChipLayoutRequests &layouts);
 
 } // namespace
+
+std::string ChipProgram::assembly() const { return chipsim::disassemble(program); }
 
 ChipProgram compile_for_chip(const Pipeline &pipeline, const Target &target,
                              const std::vector<std::vector<int64_t>> &output_shapes, const Bindings &bindings,
@@ -573,7 +574,6 @@ ChipProgram compile_pipeline(const Pipeline &pipeline, const Target &target, con
         internal::chip::check_vector_op_schedule(pipeline, *v);
         cp.outputs = {pipeline.outputs()[0].name()};
         internal::chip::compile_vector_op(cp, *v, output_shapes[0], layouts);
-        cp.assembly = chipsim::disassemble(cp.program);
         cp.output_shapes = output_shapes;
         return cp;
     }
@@ -715,8 +715,7 @@ ChipProgram compile_matrix_pipeline(ChipProgram &cp, const Pipeline &pipeline, c
     std::vector<internal::chip::ChipOp> ops = internal::chip::emit_gemm(kk, model, cp.summary);
     cp.program.target = t.name;
     cp.program.instructions = t.issue == chipsim::IssueKind::Static ? internal::chip::schedule_static(ops, model)
-                                                                    : internal::chip::insert_semaphores(ops, model);
-    cp.assembly = chipsim::disassemble(cp.program);
+                                                                    : internal::chip::insert_semaphores(std::move(ops), model);
     cp.outputs = {g.output.name()};
     cp.output_shapes = output_shapes;
     return std::move(cp); // cp is the caller's: a plain return would copy every instruction

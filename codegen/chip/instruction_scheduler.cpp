@@ -156,7 +156,7 @@ std::vector<Instruction> schedule_static_either_order(const std::vector<ChipOp> 
     return free.end < in_order.end ? std::move(free.instructions) : std::move(in_order.instructions);
 }
 
-std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model) {
+std::vector<Instruction> insert_semaphores(std::vector<ChipOp> ops, const chipsim::TimingModel &model) {
     const chipsim::Target &t = model.target();
     // Per row, its last writer and, per queue, its last reader since: a writer waits for the
     // latest reader of each other queue (every earlier one of that queue ends before it).
@@ -166,7 +166,17 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
         int32_t writer = -1;
         std::array<int32_t, kQueues> reader;
     };
-    std::unordered_map<int64_t, RowState> rows;
+    // Every row of the on-chip memories and weight buffers in one flat table, DRAM granules (as
+    // many as DRAM's bytes) in a map: the pass visits every row of every operand, and a hash
+    // lookup per row was most of its time. A row never touched holds no writer and no reader.
+    std::vector<int64_t> space_base{0};
+    for (const chipsim::MemoryDesc &m : t.memories) space_base.push_back(space_base.back() + m.total_rows());
+    space_base.push_back(space_base.back() + int64_t(t.mxm.count) * t.mxm.weight_buffers);
+    std::vector<RowState> chip_rows(size_t(space_base.back()));
+    std::unordered_map<int64_t, RowState> dram_rows;
+    auto row_state = [&](const chipsim::RowAccess &a) -> RowState & {
+        return a.space == model.dram_space() ? dram_rows[a.row] : chip_rows[size_t(space_base[size_t(a.space)] + a.row)];
+    };
     const size_t n = ops.size();
     std::vector<chipsim::Queue> queue(n);
     std::vector<int64_t> pos_in_queue(n);
@@ -195,11 +205,10 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
         };
         std::vector<chipsim::RowAccess> acc = touches(in, use, model);
         for (auto &a : acc) {
-            auto it = rows.find(row_key(a));
-            if (it == rows.end()) continue;
-            depend(it->second.writer);
+            const RowState &st = row_state(a);
+            depend(st.writer);
             if (a.write)
-                for (int32_t r : it->second.reader) depend(r);
+                for (int32_t r : st.reader) depend(r);
         }
         for (auto &[qa, y] : need) {
             auto key = std::make_pair(qa, queue[x]);
@@ -234,7 +243,7 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
             }
         }
         for (auto &a : acc) {
-            RowState &st = rows[row_key(a)];
+            RowState &st = row_state(a);
             if (a.write) {
                 st.writer = int32_t(x);
                 st.reader.fill(-1);
@@ -246,11 +255,10 @@ std::vector<Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const
     std::vector<Instruction> out;
     out.reserve(n * 2);
     for (size_t x = 0; x < n; ++x) {
-        for (auto &w : before[x]) out.push_back(w);
-        Instruction in = ops[x].in;
-        in.cycle = -1;
-        out.push_back(in);
-        for (auto &s : after[x]) out.push_back(s);
+        for (auto &w : before[x]) out.push_back(std::move(w));
+        out.push_back(std::move(ops[x].in)); // moved: copying every instruction was a tenth of a compile
+        out.back().cycle = -1;
+        for (auto &s : after[x]) out.push_back(std::move(s));
     }
     return out;
 }

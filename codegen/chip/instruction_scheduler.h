@@ -58,7 +58,8 @@ std::vector<chipsim::Instruction> schedule_static(const std::vector<ChipOp> &ops
 std::vector<chipsim::Instruction> schedule_static_either_order(const std::vector<ChipOp> &ops,
                                                                const chipsim::TimingModel &model);
 
-/// Inserts semaphores for cross-queue dependencies (dynamic targets).
-std::vector<chipsim::Instruction> insert_semaphores(const std::vector<ChipOp> &ops, const chipsim::TimingModel &model);
+/// Inserts semaphores for cross-queue dependencies (dynamic targets). Takes the ops by value:
+/// a caller done with them moves them in, and their instructions move into the program.
+std::vector<chipsim::Instruction> insert_semaphores(std::vector<ChipOp> ops, const chipsim::TimingModel &model);
 
 } // namespace tessera::internal::chip

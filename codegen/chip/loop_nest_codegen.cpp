@@ -2474,7 +2474,6 @@ void compile_loop_nest(ChipProgram &cp, const Pipeline &p, const Target &target,
         compile(own_rows);
     }
     cp.loop_nest = m.to_string();
-    cp.assembly = chipsim::disassemble(cp.program);
 }
 
 } // namespace tessera::internal::chip

@@ -166,7 +166,6 @@ ChipModelSegment link(const std::vector<ChipModelKernel> &kernels, const std::ve
             out.output_types.push_back(cp.output_types.empty() ? k.pipeline.outputs().at(0).type() : cp.output_types.at(0));
         }
     }
-    out.assembly = chipsim::disassemble(out.program);
     std::string names;
     for (size_t m : members) names += (names.empty() ? "" : ", ") + kernels[m].label;
     out.summary = std::to_string(members.size()) + " kernels linked (" + names + "), " + std::to_string(seg.buffers.size()) +

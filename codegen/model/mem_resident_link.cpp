@@ -431,7 +431,6 @@ ChipModelSegment link_group(const std::vector<ChipModelKernel> &kernels, const s
         }
     }
     out.program.instructions = chip::schedule_static(ops, model);
-    out.assembly = chipsim::disassemble(out.program);
     std::string names;
     for (size_t m : members) names += (names.empty() ? "" : ", ") + kernels[m].label;
     for (const auto &[v, r] : plan.residents)

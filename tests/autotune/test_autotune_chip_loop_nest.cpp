@@ -116,7 +116,7 @@ Compiled compile_candidate(const ChipLoopNestSpace &space, const Candidate &c, c
     timing_only.functional = false;
     const int64_t cycles = run_on_chip(program, b, timing_only).report.cycles;
     p.set_schedule(Schedule{});
-    return {program.assembly, cycles};
+    return {program.assembly(), cycles};
 }
 
 TEST(ChipLoopNestSpace, EachNewKnobChangesTheProgramAndItsCycles) {

@@ -75,7 +75,7 @@ Row measure(const RowSpec &spec, const std::string &chip) {
             std::string file = dump + chip + " " + spec.name;
             for (char &c : file)
                 if (c == ' ') c = '_';
-            std::ofstream(file + ".tasm") << p.assembly;
+            std::ofstream(file + ".tasm") << p.assembly();
             std::ofstream(file + ".json") << row.result.trace_json;
             std::fprintf(stderr, "wrote %s.tasm and .json\n", file.c_str());
         }

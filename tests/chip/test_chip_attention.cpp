@@ -43,7 +43,7 @@ TEST_P(ChipAttention, EqualsReference) {
     EXPECT_EQ(r.program.summary.find("causal") != std::string::npos, ac.causal) << r.program.summary;
     EXPECT_GT(r.report.macs, 0);
     // The program text (stride-0 broadcasts, the mask's lowest-float immediate) round-trips.
-    EXPECT_EQ(chipsim::assemble(r.program.assembly), r.program.program);
+    EXPECT_EQ(chipsim::assemble(r.program.assembly()), r.program.program);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ChipAttention,

@@ -89,7 +89,7 @@ TEST_P(ChipConv, EqualsReference) {
     // The raw image crosses the link as it is: its program tensor has the image's shape, no
     // padded copy exists, and the chip reformats it.
     const chipsim::TensorDecl *x = r.program.program.tensor("X");
-    ASSERT_NE(x, nullptr) << r.program.assembly;
+    ASSERT_NE(x, nullptr) << r.program.assembly();
     EXPECT_EQ(x->shape, p.image_shape);
     EXPECT_EQ(r.program.program.tensor("A"), nullptr);
     EXPECT_NE(r.program.summary.find("layout on chip"), std::string::npos) << r.program.summary;
@@ -305,7 +305,7 @@ TEST(ChipConv, AKernelStoresABf16CopyBesideItsOutputWhenAsked) {
         ask.copy_dtype[out] = chipsim::DType::BF16;
         const ChipProgram tsp = compile_for_chip(p.pipeline, Target::named("tsp-mini"), {p.shape}, {}, ask);
         EXPECT_TRUE(tsp.copies.empty());
-        EXPECT_EQ(tsp.assembly, compile_for_chip(p.pipeline, Target::named("tsp-mini"), {p.shape}).assembly);
+        EXPECT_EQ(tsp.assembly(), compile_for_chip(p.pipeline, Target::named("tsp-mini"), {p.shape}).assembly());
 
         const ChipProgram plain = compile_for_chip(p.pipeline, Target::named("npu-edge"), {p.shape});
         ChipProgram asked = compile_for_chip(p.pipeline, Target::named("npu-edge"), {p.shape}, {}, ask);

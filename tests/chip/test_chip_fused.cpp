@@ -19,7 +19,7 @@ TEST_P(ChipFused, Int8MatmulBiasRelu) {
     b.fill_random(2);
     c.fill_random(3);
     ChipResult r = expect_matches_reference(Pipeline(out), {70, 80}, {{A, a}, {B, b}, {bias, c}}, chip, Int(8));
-    EXPECT_NE(r.program.assembly.find("vxm.add.int32"), std::string::npos) << r.program.assembly;
+    EXPECT_NE(r.program.assembly().find("vxm.add.int32"), std::string::npos) << r.program.assembly();
     EXPECT_NE(r.program.summary.find("VXM epilogue"), std::string::npos);
 }
 
@@ -89,7 +89,7 @@ TEST_P(ChipFused, Bf16MatmulBiasGelu) {
     b.fill_random(5);
     c.fill_random(6);
     ChipResult r = expect_matches_reference(Pipeline(out), {64, 96}, {{A, a}, {B, b}, {bias, c}}, chip, BFloat(16), 64);
-    EXPECT_NE(r.program.assembly.find("tanh"), std::string::npos);
+    EXPECT_NE(r.program.assembly().find("tanh"), std::string::npos);
 }
 
 TEST_P(ChipFused, Int8MatmulRequantisedToInt8) {
@@ -116,7 +116,7 @@ TEST_P(ChipFused, Int8MatmulRequantisedToInt8) {
         }
     EXPECT_GT(clamped, 0);
     EXPECT_GT(inside, 0);
-    EXPECT_NE(r.program.assembly.find("vxm.cast.fp32.int32"), std::string::npos) << r.program.assembly;
+    EXPECT_NE(r.program.assembly().find("vxm.cast.fp32.int32"), std::string::npos) << r.program.assembly();
 }
 
 TEST_P(ChipFused, Int32ClampNarrowsToInt8) {

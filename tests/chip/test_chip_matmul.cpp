@@ -33,7 +33,7 @@ TEST_P(ChipMatmul, EqualsReference) {
     EXPECT_GE(r.report.macs, mc.m * mc.n * mc.k) << "every MAC goes through the MXM";
     EXPECT_GT(r.report.cycles, 0);
     // The program text round-trips through chipsim's assembler.
-    const chipsim::Program back = chipsim::assemble(r.program.assembly);
+    const chipsim::Program back = chipsim::assemble(r.program.assembly());
     ASSERT_EQ(back.instructions.size(), r.program.program.instructions.size());
     for (size_t i = 0; i < back.instructions.size(); ++i)
         ASSERT_EQ(back.instructions[i], r.program.program.instructions[i])
@@ -186,7 +186,7 @@ TEST(ChipMatmulStreamed, FusedEpiloguesOnThePlanEqualReference) {
         ChipResult r =
             test::expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, "tsp-mini", BFloat(16), k);
         EXPECT_NE(r.program.summary.find("streamed on a plan"), std::string::npos) << r.program.summary;
-        EXPECT_NE(r.program.assembly.find("tanh"), std::string::npos);
+        EXPECT_NE(r.program.assembly().find("tanh"), std::string::npos);
     }
 }
 
@@ -230,7 +230,7 @@ TEST(ChipMatmulPreload, AWeightMatrixsTilesArriveByOneDmaPerBankRun) {
     ChipResult r = test::expect_matches_reference(Pipeline(out), {m, n}, {{A, a}, {B, b}, {bias, c}}, "tsp-mini", BFloat(16), k);
     const chipsim::Target t = chipsim::load_target("tsp-mini");
     const int64_t column_blocks = n / t.mxm_shape(chipsim::DType::BF16).n;
-    EXPECT_LE(host_dmas_of(r.program, "B"), 2 * column_blocks) << r.program.assembly;
+    EXPECT_LE(host_dmas_of(r.program, "B"), 2 * column_blocks) << r.program.assembly();
     // The link's latency now costs less than the bytes' transfer time.
     const int64_t bytes = int64_t(m) * k * 2 + int64_t(k) * n * 2 + n * 4 + int64_t(m) * n * 4;
     EXPECT_LE(r.report.host_io_cycles, 2 * bytes / t.host_link.bytes_per_cycle) << r.report.to_text();

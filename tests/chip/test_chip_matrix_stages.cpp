@@ -27,7 +27,7 @@ ChipResult expect_mxm_loop_nest(const Pipeline &p, const std::vector<std::vector
     const std::vector<Buffer<>> ref = p.realize(shapes, b, Target::reference());
     ChipProgram cp = compile_for_chip(p, Target::named(chip), shapes, b);
     EXPECT_NE(cp.summary.find("compiled from the loop nest"), std::string::npos) << cp.summary;
-    EXPECT_NE(cp.assembly.find("mxm.mm"), std::string::npos) << "the products go to the MXM";
+    EXPECT_NE(cp.assembly().find("mxm.mm"), std::string::npos) << "the products go to the MXM";
     EXPECT_NE(cp.summary.find("matrix stages on the MXM"), std::string::npos) << cp.summary;
     ChipResult r = run_on_chip(cp, b);
     EXPECT_GT(r.report.macs, 0);

@@ -39,7 +39,7 @@ TEST_P(ChipSoftmax, EqualsReference) {
                                                          tolerance_for(rc.type, rc.shape.back()));
     EXPECT_NE(r.program.summary.find("softmax over the last axis on the VXM"), std::string::npos) << r.program.summary;
     EXPECT_GT(r.report.cycles, 0);
-    EXPECT_EQ(chipsim::assemble(r.program.assembly), r.program.program); // stride-0 broadcasts round-trip
+    EXPECT_EQ(chipsim::assemble(r.program.assembly()), r.program.program); // stride-0 broadcasts round-trip
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ChipSoftmax,
@@ -155,12 +155,12 @@ TEST(ChipRowwise, YAskedInBf16IsPackedByTheOpThatComputesIt) {
                 const ChipProgram plain = compile_for_chip(p, Target::named(chip), {shape});
                 const ChipProgram asked = compile_for_chip(p, Target::named(chip), {shape}, {}, ask);
                 if (cols % 2 != 0) {
-                    EXPECT_EQ(asked.assembly, plain.assembly);
+                    EXPECT_EQ(asked.assembly(), plain.assembly());
                     continue;
                 }
                 ASSERT_EQ(test::stored_dtype(asked, out), chipsim::DType::BF16) << asked.summary;
                 EXPECT_EQ(asked.program.instructions.size(), plain.program.instructions.size()) << "packed by the result's own op";
-                EXPECT_NE(asked.assembly.find(softmax ? "vxm.div.fp32.bf16" : "vxm.add.fp32.bf16"), std::string::npos);
+                EXPECT_NE(asked.assembly().find(softmax ? "vxm.div.fp32.bf16" : "vxm.add.fp32.bf16"), std::string::npos);
                 const ChipResult r = run_on_chip(plain, bind), q = run_on_chip(asked, bind);
                 const Buffer<> ref = p.realize({shape}, bind, Target::reference()).at(0);
                 EXPECT_TRUE(compare(r.outputs.at(0), ref, tolerance_for(Float(32), cols)).equal);
@@ -192,7 +192,7 @@ TEST(ChipRowwise, FormsTheRowKernelsDoNotTakeRunFromTheLoopNest) {
             const ChipResult r = test::expect_matches_reference_within(Pipeline(c.f), {4, 8, 20}, bind, chip,
                                                                        tolerance_for(Float(32), c.reduction));
             EXPECT_NE(r.program.summary.find("compiled from the loop nest"), std::string::npos) << r.program.summary;
-            if (c.reduction == 640) EXPECT_NE(r.program.assembly.find("sxm.permute"), std::string::npos) << r.program.assembly;
+            if (c.reduction == 640) EXPECT_NE(r.program.assembly().find("sxm.permute"), std::string::npos) << r.program.assembly();
         }
 }
 

@@ -168,7 +168,7 @@ TEST(ModelLinkedOnChip, IntermediatesInOneLayoutStayInDramAndLeaveTheHostLink) {
     for (const chipsim::TensorDecl &d : seg.program.program.tensors)
         if (d.is_buffer) buffer_bytes += d.bytes();
     EXPECT_GT(buffer_bytes, 0);
-    EXPECT_NE(seg.program.assembly.find(".buffer "), std::string::npos);
+    EXPECT_NE(seg.program.assembly().find(".buffer "), std::string::npos);
 
     const ChipModelResult one = run_model_on_chip(linked, bindings), two = run_model_on_chip(apart, bindings);
     ASSERT_EQ(one.outputs.size(), 1u);

@@ -9,7 +9,7 @@
 //   ChipResult r = realize_on_chip(C, {{256, 256}}, {{A, a}, {B, b}}, Target::named("tsp-mini"));
 //   r.outputs[0];            // the values
 //   r.report.to_text();      // cycles, utilisation, stalls
-//   r.program.assembly;      // the generated assembly text
+//   r.program.assembly();    // the generated assembly text
 //
 // `Func::realize(..., Target::named("tsp-mini"))` goes through the same path (the backend
 // registers itself as the realizer of Target::Kind::Chip); the report of the latest chip realize
@@ -99,11 +99,13 @@ struct ChipTensorMap {
 struct ChipProgram {
     chipsim::Target target;
     chipsim::Program program;
-    std::string assembly;                  ///< disassemble(program): what a user reads.
     std::vector<ChipTensorMap> tensors;    ///< One per .input / .output, in program order.
     std::vector<std::string> outputs;      ///< Output Func names, in pipeline order.
     std::vector<std::vector<int64_t>> output_shapes;
     std::vector<Type> output_types;        ///< The outputs' dtypes in the pipeline (what realize returns).
+    /// disassemble(program): what a user reads. Written on request, not by every compile: an
+    /// autotuner compiles thousands of programs no one reads (a tenth of a compile).
+    std::string assembly() const;
     std::string summary;                   ///< What was generated: tiles, placement, epilogue.
     /// The loop nest the loop-nest compiler took (the schedule with the chip's default rules
     /// applied, storage not flattened); empty for a library kernel.
