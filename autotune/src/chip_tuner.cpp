@@ -1,14 +1,15 @@
 // The chip tuner (chip_tuner.h): builds the candidates of a pipeline on a chip — the library
 // schedule, then the chip directives the backend honours, each checked by the Z3 model of the
-// target (chip_constraints.h) — compiles the approved ones one at a time (directives live on
-// the shared pipeline), simulates them timing-only in threads, and verifies the fastest
-// functionally against the reference evaluator.
+// target (chip_constraints.h) — compiles the approved ones (in threads, each on a copy of the
+// pipeline, whose Funcs hold the directives), simulates them timing-only in threads, and
+// verifies the fastest functionally against the reference evaluator.
 #include "chip_tuner.h"
 
 #include <algorithm>
 #include <chrono>
 #include <deque>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -25,6 +26,7 @@
 #include "tessera/codegen/chip_backend.h"
 #include "tessera/codegen/chip_schedules.h"
 #include "tessera/error.h"
+#include "tessera/internal/cut_subgraph.h"
 #include "tessera/internal/function.h"
 #include "tessera/tuning_db.h"
 #include "tessera/tuning_replay.h"
@@ -312,10 +314,8 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         candidates.resize(population);
     }
 
-    // Compile every candidate one at a time (the directives are recorded on the shared
-    // pipeline) and estimate its cycles from the timing model: far cheaper than simulating it.
-    // The estimates run on the other threads while this one compiles the next candidate (a
-    // deque: the estimators hold pointers to its elements while it grows).
+    // Compile every candidate and estimate its cycles from the timing model: far cheaper than
+    // simulating it (a deque: estimators hold pointers to its elements while it grows).
     struct Compiled {
         size_t candidate;
         ChipProgram program;
@@ -324,37 +324,75 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         bool measured = false;
     };
     std::deque<Compiled> compiled;
-    BackgroundTasks estimates(threads - 1);
-    std::set<size_t> programs; ///< hashes of the compiled programs' assembly
-    int same_in_a_row = 0;
     bool stopped_compiling = false; ///< candidates were left uncompiled by the run above
-    for (size_t i = 0; i < candidates.size() && compiled.size() < population && !out_of_time(); ++i) {
-        pipeline.set_schedule(candidates[i].schedule);
-        try {
-            ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
-            // A loop knob the compiler ignores here (a library vector op tiles itself) leaves
-            // the program as another candidate's: the same program is one candidate, simulated
-            // once. (Matmul candidates are Z3's models, each measured for what it says.)
-            if (!product && !programs.insert(std::hash<std::string>{}(program.assembly())).second) {
-                ++result.same_program;
-                // Candidates come nearest the default first: when a run of them changes
-                // nothing, the compiler ignores these knobs here and the rest would change
-                // nothing either.
-                if (++same_in_a_row >= kSameProgramRun) {
-                    stopped_compiling = i + 1 < candidates.size();
-                    break;
+    if (product && threads > 1) {
+        // Z3's candidates, each compiled (never one program for two): every thread compiles and
+        // estimates, each on a copy of the pipeline of its own, and the results are gathered
+        // in candidate order, as one thread would have made them.
+        std::mutex copies_mutex;
+        std::vector<Pipeline> idle_copies;
+        std::vector<std::optional<Compiled>> done(candidates.size());
+        std::vector<char> refused(candidates.size(), 0);
+        parallel_for(candidates.size(), threads, [&](size_t i) {
+            if (out_of_time()) return;
+            Pipeline mine;
+            {
+                std::lock_guard<std::mutex> lock(copies_mutex);
+                if (idle_copies.empty()) {
+                    mine = copy_pipeline(pipeline);
+                } else {
+                    mine = std::move(idle_copies.back());
+                    idle_copies.pop_back();
                 }
-                continue;
             }
-            same_in_a_row = 0;
-            Compiled &c = compiled.emplace_back(Compiled{i, std::move(program), {}});
-            estimates.push([&c, &model] { c.estimate = estimate_chip_cycles(c.program.program, model, c.program.problem); });
-        } catch (const Error &) {
-            ++result.infeasible;
-            if (product) ++result.approved_but_refused;
+            try {
+                mine.set_schedule(candidates[i].schedule);
+                ChipProgram program = compile_for_chip(mine, target, output_shapes);
+                ChipEstimate estimate = estimate_chip_cycles(program.program, model, program.problem);
+                done[i] = Compiled{i, std::move(program), std::move(estimate)};
+            } catch (const Error &) {
+                refused[i] = 1;
+            }
+            std::lock_guard<std::mutex> lock(copies_mutex);
+            idle_copies.push_back(std::move(mine));
+        });
+        for (size_t i = 0; i < candidates.size(); ++i) {
+            if (done[i]) compiled.push_back(std::move(*done[i]));
+            else if (refused[i]) ++result.infeasible, ++result.approved_but_refused;
         }
+    } else {
+        // One thread compiles (the directives live on the shared pipeline), the others estimate.
+        BackgroundTasks estimates(threads - 1);
+        std::set<size_t> programs; ///< hashes of the compiled programs' assembly
+        int same_in_a_row = 0;
+        for (size_t i = 0; i < candidates.size() && compiled.size() < population && !out_of_time(); ++i) {
+            pipeline.set_schedule(candidates[i].schedule);
+            try {
+                ChipProgram program = compile_for_chip(pipeline, target, output_shapes);
+                // A loop knob the compiler ignores here (a library vector op tiles itself) leaves
+                // the program as another candidate's: the same program is one candidate, simulated
+                // once. (Matmul candidates are Z3's models, each measured for what it says.)
+                if (!product && !programs.insert(std::hash<std::string>{}(program.assembly())).second) {
+                    ++result.same_program;
+                    // Candidates come nearest the default first: when a run of them changes
+                    // nothing, the compiler ignores these knobs here and the rest would change
+                    // nothing either.
+                    if (++same_in_a_row >= kSameProgramRun) {
+                        stopped_compiling = i + 1 < candidates.size();
+                        break;
+                    }
+                    continue;
+                }
+                same_in_a_row = 0;
+                Compiled &c = compiled.emplace_back(Compiled{i, std::move(program), {}});
+                estimates.push([&c, &model] { c.estimate = estimate_chip_cycles(c.program.program, model, c.program.problem); });
+            } catch (const Error &) {
+                ++result.infeasible;
+                if (product) ++result.approved_but_refused;
+            }
+        }
+        estimates.finish();
     }
-    estimates.finish();
     result.ranked = int(compiled.size());
     if (!compiled.empty()) {
         const chipsim::Roofline bound = model.problem_bound(compiled.front().program.problem);

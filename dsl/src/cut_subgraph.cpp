@@ -12,7 +12,9 @@ namespace {
 
 class CutRewriter : public IRMutator {
 public:
-    explicit CutRewriter(const std::map<std::string, std::vector<int64_t>> &cuts) : cuts_(cuts) {}
+    /// `whole_copy`: Inputs are copied too and each copy keeps whom it is used by (a copy of a
+    /// whole pipeline, scheduled apart from the original), else Inputs are shared.
+    CutRewriter(const std::map<std::string, std::vector<int64_t>> &cuts, bool whole_copy) : cuts_(cuts), whole_copy_(whole_copy) {}
 
     std::map<std::string, Input> cut_inputs;
 
@@ -21,7 +23,7 @@ public:
         const auto found = copies_.find(f.get());
         if (found != copies_.end()) return found->second;
         auto copy = std::make_shared<FunctionContents>(*f);
-        copy->used_by.clear();
+        if (!whole_copy_) copy->used_by.clear();
         copies_[f.get()] = copy;
         for (int s = 0; s < copy->num_stages(); ++s) {
             Definition &d = s == 0 ? copy->init : copy->updates[static_cast<size_t>(s - 1)];
@@ -43,6 +45,7 @@ protected:
     Expr visit(const Call *op, const Expr &e) override {
         std::vector<Expr> args;
         const bool changed = mutate_all(op->args, args);
+        if (op->call_type == CallType::Input && whole_copy_) return Call::make_input(input_copy_of(op->input), changed ? args : op->args);
         if (op->call_type != CallType::Func) {
             if (!changed) return e;
             return op->call_type == CallType::Input ? Call::make_input(op->input, args) : Call::make_intrinsic(op->intrinsic, args);
@@ -68,8 +71,16 @@ protected:
     }
 
 private:
+    std::shared_ptr<const InputContents> input_copy_of(const std::shared_ptr<const InputContents> &in) {
+        auto &copy = input_copies_[in.get()];
+        if (!copy) copy = std::make_shared<const InputContents>(*in);
+        return copy;
+    }
+
     const std::map<std::string, std::vector<int64_t>> &cuts_;
+    const bool whole_copy_;
     std::map<const FunctionContents *, std::shared_ptr<FunctionContents>> copies_;
+    std::map<const InputContents *, std::shared_ptr<const InputContents>> input_copies_;
     std::shared_ptr<FunctionContents> self_;
 };
 
@@ -78,9 +89,17 @@ private:
 CutSubgraph cut_subgraph(const Func &head, const std::map<std::string, std::vector<int64_t>> &cuts) {
     if (!head.defined()) throw Error("cut_subgraph: the head Func " + head.name() + " is undefined");
     if (cuts.count(head.name())) throw Error("cut_subgraph: the head Func " + head.name() + " is itself a cut");
-    CutRewriter rewriter(cuts);
+    CutRewriter rewriter(cuts, /*whole_copy=*/false);
     Func copy(rewriter.copy_of(head.contents()));
     return {copy, rewriter.cut_inputs};
+}
+
+Pipeline copy_pipeline(const Pipeline &pipeline) {
+    const std::map<std::string, std::vector<int64_t>> no_cuts;
+    CutRewriter rewriter(no_cuts, /*whole_copy=*/true);
+    std::vector<Func> outputs;
+    for (const Func &o : pipeline.outputs()) outputs.emplace_back(rewriter.copy_of(o.contents()));
+    return Pipeline(outputs);
 }
 
 } // namespace tessera::internal

@@ -12,6 +12,7 @@
 #include "tessera/boundary.h"
 #include "tessera/buffer.h"
 #include "tessera/func.h"
+#include "tessera/internal/cut_subgraph.h"
 #include "tessera/internal/function.h"
 #include "tessera/ir_equality.h"
 #include "tessera/ir_operator.h"
@@ -86,6 +87,59 @@ TEST(Func, UpdatesRecordTheirDomainAndReferToThemselvesWeakly) {
     ASSERT_EQ(calls.calls.size(), 1u);
     EXPECT_EQ(calls.calls[0]->func.strong, nullptr); // weak: no reference cycle
     EXPECT_EQ(calls.calls[0]->func.get(), C.contents());
+}
+
+TEST(Func, ACopyOfAPipelineIsScheduledApartFromTheOriginal) {
+    // What the chip tuner's threads rely on: each compiles candidates on a copy of its own.
+    Input A(Int(32), {9, 6}, "A"), B(Int(32), {6, 14}, "B");
+    Var i("i"), j("j");
+    RDom k(0, 6, "k");
+    Func C("C"), D("D");
+    C(i, j) = 0;
+    C(i, j) += A(i, k) * B(k, j);
+    D(i, j) = C(i, j) * 2 + A(i, 0);
+    const Pipeline original(D);
+    const Pipeline copy = internal::copy_pipeline(original);
+
+    C.compute_root();
+    C.update().split(j, "jo", "ji", 8);
+    B.stage(C, "jo", MemoryKind::Stack);
+    const Schedule scheduled = original.schedule();
+    ASSERT_NE(scheduled, Schedule{});
+    EXPECT_EQ(copy.schedule(), Schedule{}) << "scheduling the original leaves the copy alone";
+    original.set_schedule(Schedule{});
+    copy.set_schedule(scheduled);
+    EXPECT_EQ(original.schedule(), Schedule{}) << "scheduling the copy leaves the original's Funcs and Inputs alone";
+    EXPECT_EQ(copy.schedule(), scheduled);
+
+    // The same Funcs and Inputs by name, none shared; the copy's update refers to itself.
+    const std::vector<Func> funcs = original.functions(), copied = copy.functions();
+    ASSERT_EQ(funcs.size(), copied.size());
+    for (size_t f = 0; f < funcs.size(); ++f) {
+        EXPECT_EQ(funcs[f].name(), copied[f].name());
+        EXPECT_NE(funcs[f].contents(), copied[f].contents());
+    }
+    const std::vector<Input> inputs = original.inputs(), copied_inputs = copy.inputs();
+    ASSERT_EQ(inputs.size(), copied_inputs.size());
+    for (size_t n = 0; n < inputs.size(); ++n) {
+        EXPECT_EQ(inputs[n].name(), copied_inputs[n].name());
+        EXPECT_NE(inputs[n].contents(), copied_inputs[n].contents());
+    }
+    const auto copied_c = std::find_if(copied.begin(), copied.end(), [](const Func &f) { return f.name() == "C"; });
+    ASSERT_NE(copied_c, copied.end());
+    FuncCalls calls;
+    calls.include(copied_c->contents()->updates.at(0).value);
+    ASSERT_EQ(calls.calls.size(), 1u);
+    EXPECT_EQ(calls.calls[0]->func.strong, nullptr);
+    EXPECT_EQ(calls.calls[0]->func.get(), copied_c->contents());
+
+    Buffer<int32_t> av({9, 6}), bv({6, 14});
+    av.fill_random(26);
+    bv.fill_random(27);
+    const Bindings bindings{{A, av}, {B, bv}};
+    const Buffer<int32_t> want(original.realize({{9, 14}}, bindings).at(0)), got(copy.realize({{9, 14}}, bindings).at(0));
+    for (int64_t y = 0; y < 9; ++y)
+        for (int64_t x = 0; x < 14; ++x) ASSERT_EQ(got(y, x), want(y, x)) << y << ", " << x;
 }
 
 TEST(Func, SelfReferencingFuncsAreFreed) {

@@ -25,4 +25,9 @@ struct CutSubgraph {
 /// tessera::Error if `head` itself is a cut or a cut Func is undefined.
 CutSubgraph cut_subgraph(const Func &head, const std::map<std::string, std::vector<int64_t>> &cuts);
 
+/// A copy of the whole pipeline, its Funcs and Inputs with their schedules, that shares nothing
+/// a schedule writes: scheduling and compiling the copy on another thread leaves the original
+/// (and every other copy) alone.
+Pipeline copy_pipeline(const Pipeline &pipeline);
+
 } // namespace tessera::internal
