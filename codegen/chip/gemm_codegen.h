@@ -84,7 +84,9 @@ struct GemmKernel {
 /// the scratchpad. As many 32-wide column blocks as fill the accumulators once (4 x 256 rows:
 /// fewer tiles, so each A band streams in fewer times), except for small problems whose A band
 /// fits easily and that would have fewer than 4 tiles: 2 blocks there, so the last tile's
-/// stores, which nothing overlaps, are short.
+/// stores, which nothing overlaps, are short. And where one row of tiles covers all m rows and
+/// B's bytes take longer to cross DRAM than the whole product takes to multiply (a conv's weights
+/// over a 7x7 image): every column block the accumulator holds, in one tile.
 std::pair<int64_t, int64_t> npu_default_tile(int64_t m, int64_t n, int64_t k, chipsim::DType in_dtype, const chipsim::Target &t);
 
 /// Whether the kernel's A and B tiles are loaded two MXM blocks to a scratchpad row. The

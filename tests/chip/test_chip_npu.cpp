@@ -429,6 +429,39 @@ TEST(ChipConvNpu, ItsTileIsADirectiveOverOutputRowsAndChannels) {
     test::expect_chip_error(with_tile("28,64"), shape, "npu-edge", "accumulator rows");
 }
 
+// Where one row of tiles covers every output pixel and the weights take longer to cross DRAM
+// than the conv takes to multiply, the default tile holds every output channel the accumulator
+// can: one tile (3x3 256->256 at 4x4: 590 KB of weights, 16 pixels), faster than the narrower
+// tiles of the rule for compute-bound convs (which a 9x9 image of 128 channels keeps).
+TEST(ChipConvNpu, AWeightBoundConvTakesEveryChannelInOneTile) {
+    ops::Conv2dOptions opt;
+    opt.padding = 1;
+    opt.layout = ops::Layout::NHWC;
+    auto library_tile = [&](int64_t side, int64_t channels, const std::string &edited, int64_t *cycles) {
+        const std::vector<int64_t> xs{1, side, side, channels}, ws{3, 3, channels, channels}, shape{1, side, side, channels};
+        Input X(Int(8), test::extents(xs), "X"), Wt(Int(8), test::extents(ws), "Wt");
+        Pipeline p(ops::conv2d(X, Wt, opt));
+        apply_chip_library_schedule(p, Target::named("npu-edge"), {shape});
+        std::string json = p.schedule().to_json(-1);
+        const size_t at = json.find("\"op\":\"tile\"");
+        EXPECT_NE(at, std::string::npos) << json;
+        const size_t open = json.rfind('[', at), close = json.find(']', open);
+        const std::string tile = json.substr(open + 1, close - open - 1);
+        if (!edited.empty()) json.replace(open + 1, close - open - 1, edited);
+        p.set_schedule(Schedule::from_json(json, "edited schedule"));
+        const ChipResult r = test::expect_matches_reference(
+            p, shape, {{X, test::random_buffer(Int(8), xs, 99)}, {Wt, test::random_buffer(Int(8), ws, 100)}}, "npu-edge", Int(8),
+            9 * channels);
+        *cycles = r.report.cycles;
+        return tile;
+    };
+    int64_t whole = 0, narrow = 0, compute_bound = 0;
+    EXPECT_EQ(library_tile(4, 256, "", &whole), "4,256");
+    EXPECT_EQ(library_tile(4, 256, "4,64", &narrow), "4,256");
+    EXPECT_LT(whole, narrow) << "one tile of every channel against tiles of 64";
+    EXPECT_EQ(library_tile(9, 128, "", &compute_bound), "9,64") << "a compute-bound conv keeps the narrower tiles";
+}
+
 // A 3x3 conv over 14-pixel rows multiplies each weight block by 14-row matmuls, shorter than
 // the 32 cycles an install takes. Each install is emitted a block ahead of its matmuls (where
 // its weights are on chip by then), so it runs under the matmuls of the block before: at a
