@@ -221,9 +221,18 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         // The order of the output tiles: the rule (the first legal value) and every other.
         // (double_buffer(false), chip_double_buffer_values, is not searched yet: on tsp-mini it
         // doubles a space the tests' 64-run budgets now cover whole.)
-        const std::vector<std::string> legal_orders = chip_tile_order_values(chip);
-        std::vector<std::string> tile_orders{""};
-        for (size_t o = 1; o < legal_orders.size(); ++o) tile_orders.push_back(legal_orders[o]);
+        // Orders that walk a tile's grid alike make one program: only the first of them
+        // (every order of a single tile, all but a snaking one on one line of tiles).
+        auto tile_orders = [&](int64_t r, int64_t c) {
+            const int64_t rows_of_tile = r > 0 ? r : product->tile_m, columns_of_tile = c > 0 ? c : product->tile_n;
+            const std::vector<std::string> legal =
+                rows_of_tile > 0 && columns_of_tile > 0
+                    ? chip_tile_order_values(chip, (m + rows_of_tile - 1) / rows_of_tile, (n + columns_of_tile - 1) / columns_of_tile)
+                    : chip_tile_order_values(chip);
+            std::vector<std::string> orders{""}; // the rule, the first legal value
+            for (size_t o = 1; o < legal.size(); ++o) orders.push_back(legal[o]);
+            return orders;
+        };
         const std::vector<int> double_buffers{-1};
         std::set<std::string> reasons;
         // Z3 sees the sizes the backend will get: the library's where the choice keeps them.
@@ -248,7 +257,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
             for (int64_t c : columns)
                 for (int bank = -1; bank < acc_banks; ++bank)
                     for (int64_t per_row : blocks_per_row)
-                        for (const std::string &order : tile_orders)
+                        for (const std::string &order : tile_orders(r, c))
                             for (int buffers : double_buffers) {
                                 const ChipMatmulChoice choice{r, c, bank, per_row, order, buffers};
                                 if (choice == ChipMatmulChoice{}) continue; // the library schedule itself

@@ -499,6 +499,10 @@ std::vector<int64_t> chip_blocks_per_row_values(const chipsim::Target &t, chipsi
 
 std::vector<std::string> chip_tile_order_values(const chipsim::Target &t) { return internal::chip::tile_order_values(t); }
 
+std::vector<std::string> chip_tile_order_values(const chipsim::Target &t, int64_t row_tiles, int64_t column_tiles) {
+    return internal::chip::tile_order_values(t, row_tiles, column_tiles);
+}
+
 std::vector<int64_t> chip_double_buffer_values(const chipsim::Target &) { return {0, 1}; }
 
 /// The pipelines with a matmul-shaped stage: matmuls with epilogues and convolutions on the MXM.

@@ -1261,17 +1261,11 @@ std::vector<ChipOp> emit_npu_tiles(const GemmKernel &kk, const chipsim::TimingMo
     // store is left after the last matmul (512^3 int8: 182k -> 176k cycles). An A band that
     // does not stay would be loaded once a block instead.
     const std::string order = kk.tile_order.empty() ? tile_order_values(t).front() : kk.tile_order;
-    const bool columns_outer = order.starts_with("columns"), snake = order.ends_with("_snake");
-    const int64_t outer = columns_outer ? NT : MT, inner = columns_outer ? MT : NT;
     std::vector<Job> jobs;
-    for (int64_t g = 0; g < kk.groups; ++g)
-        for (int64_t o = 0; o < outer; ++o)
-            for (int64_t q = 0; q < inner; ++q) {
-                const int64_t x = snake && (g * outer + o) % 2 ? inner - 1 - q : q;
-                const int64_t mt = columns_outer ? x : o, nt = columns_outer ? o : x;
-                const int64_t blocks = std::min(nbt, NB - nt * nbt);
-                jobs.push_back({g, mt, nt * nbt, blocks, nt * nbt, blocks});
-            }
+    for (const TileWalkStep &w : tile_walk(order, kk.groups, MT, NT)) {
+        const int64_t blocks = std::min(nbt, NB - w.column_tile * nbt);
+        jobs.push_back({w.group, w.row_tile, w.column_tile * nbt, blocks, w.column_tile * nbt, blocks});
+    }
     if (const Job last = jobs.back();
         !kk.conv && last.blocks > 1 && (KB + KGa - 1) / KGa * 2 <= slots) { // convs: measured slower
         jobs.pop_back();
@@ -1740,6 +1734,33 @@ std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DT
 bool npu_reads_image_bands(const GemmKernel &kernel, const chipsim::TimingModel &model) {
     if (model.target().issue == chipsim::IssueKind::Static || !kernel.conv) return false;
     return npu_image_bands(kernel, model.target()).has_value();
+}
+
+std::vector<TileWalkStep> tile_walk(const std::string &order, int64_t groups, int64_t row_tiles, int64_t column_tiles) {
+    const bool columns_outer = order.starts_with("columns"), snake = order.ends_with("_snake");
+    const int64_t outer = columns_outer ? column_tiles : row_tiles, inner = columns_outer ? row_tiles : column_tiles;
+    std::vector<TileWalkStep> walk;
+    for (int64_t g = 0; g < groups; ++g)
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t q = 0; q < inner; ++q) {
+                const int64_t x = snake && (g * outer + o) % 2 ? inner - 1 - q : q;
+                walk.push_back({g, columns_outer ? x : o, columns_outer ? o : x});
+            }
+    return walk;
+}
+
+std::vector<std::string> tile_order_values(const chipsim::Target &t, int64_t row_tiles, int64_t column_tiles) {
+    // Two groups: a walk depends on a group only through its parity, so orders that walk two
+    // groups alike walk any number alike.
+    std::vector<std::string> distinct;
+    std::vector<std::vector<TileWalkStep>> walks;
+    for (const std::string &order : tile_order_values(t)) {
+        std::vector<TileWalkStep> walk = tile_walk(order, 2, row_tiles, column_tiles);
+        if (std::find(walks.begin(), walks.end(), walk) != walks.end()) continue;
+        walks.push_back(std::move(walk));
+        distinct.push_back(order);
+    }
+    return distinct;
 }
 
 std::vector<std::string> tile_order_values(const chipsim::Target &t) {

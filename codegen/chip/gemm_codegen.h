@@ -119,6 +119,22 @@ std::vector<int64_t> blocks_per_row_values(const chipsim::Target &t, chipsim::DT
 /// orders, "rows_snake" first (the rule); tsp-mini's waves of planes fix the order (none).
 std::vector<std::string> tile_order_values(const chipsim::Target &t);
 
+/// One output tile in a walk: its group, row tile and column tile.
+struct TileWalkStep {
+    int64_t group = 0, row_tile = 0, column_tile = 0;
+    bool operator==(const TileWalkStep &) const = default;
+};
+
+/// The order npu-edge's kernel computes its output tiles in under tile order `order`: groups
+/// one after another; "rows" orders walk each row of tiles across its columns, "columns" orders
+/// each column down its rows, and the "_snake" ones walk every other line backwards (so a line
+/// starts with the operand tiles the line before ended with).
+std::vector<TileWalkStep> tile_walk(const std::string &order, int64_t groups, int64_t row_tiles, int64_t column_tiles);
+
+/// chip_tile_order_values for a grid of row_tiles x column_tiles output tiles: the orders whose
+/// walks differ there, the first of each alike ones kept (on one row or column of tiles, two).
+std::vector<std::string> tile_order_values(const chipsim::Target &t, int64_t row_tiles, int64_t column_tiles);
+
 /// Emits the kernel's instructions; appends what it decided (tiles, placement) to `summary`.
 /// Throws tessera::Error when a tile or an explicit placement cannot fit the target.
 std::vector<ChipOp> emit_gemm(const GemmKernel &kernel, const chipsim::TimingModel &model, std::string &summary);

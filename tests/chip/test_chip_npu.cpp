@@ -252,6 +252,39 @@ TEST(ChipMatmulNpu, TileOrderDirectiveChangesTheProgramAndTheCycles) {
     EXPECT_GE(cycles.size(), 2u) << "the order changes the cycles";
 }
 
+// Orders that walk a grid of output tiles alike make one program; the legal values for a grid
+// keep the first of them, so the tuner compiles one. A single tile has one walk; on one row or
+// column of tiles the order is the same in every group (a batch's matmuls) but for a snaking
+// one, whose every other group walks backwards.
+TEST(ChipMatmulNpu, OrdersThatWalkTheTilesAlikeAreOneValue) {
+    const chipsim::Target npu = chipsim::load_target("npu-edge");
+    EXPECT_EQ(chip_tile_order_values(npu, 1, 1), (std::vector<std::string>{"rows_snake"}));
+    EXPECT_EQ(chip_tile_order_values(npu, 1, 4), (std::vector<std::string>{"rows_snake", "rows"}));
+    EXPECT_EQ(chip_tile_order_values(npu, 3, 1), (std::vector<std::string>{"rows_snake", "columns_snake"}));
+    EXPECT_EQ(chip_tile_order_values(npu, 2, 2), chip_tile_order_values(npu));
+    EXPECT_TRUE(chip_tile_order_values(chipsim::load_target("tsp-mini"), 1, 4).empty());
+    // One row band of 256 rows, four column tiles of 128: every order, one program.
+    std::set<std::string> programs;
+    for (const std::string &order : chip_tile_order_values(npu)) programs.insert(npu_int8_matmul_with(tile_order(order), 256, 512, 64).program.assembly());
+    EXPECT_EQ(programs.size(), 1u);
+    // Two matmuls in a batch, one row band of four column tiles each: rows_snake walks the
+    // second one's tiles backwards, the other orders as rows does.
+    Input A(Int(8), {2, 256, 64}, "A"), B(Int(8), {2, 64, 512}, "B");
+    const Bindings bind{{A, test::random_buffer(Int(8), {2, 256, 64}, 101)}, {B, test::random_buffer(Int(8), {2, 64, 512}, 102)}};
+    std::map<std::string, std::string> by_order;
+    for (const std::string &order : chip_tile_order_values(npu)) {
+        Pipeline p(ops::matmul(A, B));
+        apply_chip_library_schedule(p, Target::named("npu-edge"), {{2, 256, 512}});
+        std::string json = p.schedule().to_json(-1);
+        tile_order(order)(json);
+        p.set_schedule(Schedule::from_json(json, "edited schedule"));
+        by_order[order] = test::expect_matches_reference(p, {2, 256, 512}, bind, "npu-edge", Int(8)).program.assembly();
+    }
+    EXPECT_TRUE(by_order.at("rows_snake") != by_order.at("rows")) << "the second matmul's tiles walked backwards";
+    EXPECT_TRUE(by_order.at("rows") == by_order.at("columns"));
+    EXPECT_TRUE(by_order.at("rows") == by_order.at("columns_snake"));
+}
+
 TEST(ChipMatmulNpu, TileOrderLegalValuesAndRefusals) {
     const chipsim::Target npu = chipsim::load_target("npu-edge"), tsp = chipsim::load_target("tsp-mini");
     EXPECT_EQ(chip_tile_order_values(npu), (std::vector<std::string>{"rows_snake", "rows", "columns_snake", "columns"}));

@@ -203,6 +203,12 @@ std::vector<int64_t> chip_blocks_per_row_values(const chipsim::Target &t, chipsi
 /// order (the directive is refused there). The contract the chip autotuner searches.
 std::vector<std::string> chip_tile_order_values(const chipsim::Target &t);
 
+/// The values above that compute a grid of row_tiles x column_tiles output tiles (per group) in
+/// different orders, the rule first; of orders that walk the grid alike (every order of a single
+/// tile; on one row or column of tiles, all but one snaking order) only the first listed. The
+/// autotuner compiles one program for the orders that would give the same one.
+std::vector<std::string> chip_tile_order_values(const chipsim::Target &t, int64_t row_tiles, int64_t column_tiles);
+
 /// The legal values of `double_buffer` for a matmul's or conv's accumulators on chip `t`: 0 (one
 /// buffer: `double_buffer(false)`) and 1 (two, wherever two output tiles fit the accumulators;
 /// also the rule when unset).
