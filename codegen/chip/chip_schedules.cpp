@@ -159,7 +159,7 @@ void apply_chip_library_schedule(const Pipeline &pipeline, const Target &target,
             const chipsim::MxmShape &unit = t.mxm_shape(dtype);
             auto round_up = [](int64_t v, int64_t m) { return (v + m - 1) / m * m; };
             const auto [tm, tn] = internal::chip::npu_default_tile(oh * ow, round_up(og, unit.n), cv.kh * cv.kw * round_up(cg, unit.k), dtype, t);
-            out.update().tile(Var(y), Var(c), Var(y + "o"), Var(c + "o"), Var(y + "i"), Var(c + "i"), int(std::max<int64_t>(1, tm / ow)), int(tn));
+            out.update().tile(Var(y), Var(c), Var(y + "o"), Var(c + "o"), Var(y + "i"), Var(c + "i"), int(internal::chip::npu_conv_tile_rows(oh, ow, tm)), int(tn));
         }
         return;
     }

@@ -78,6 +78,13 @@ struct GemmKernel {
     chipsim::DType out_dtype() const { return packed_out.value_or(epilogue.out_dtype); }
 };
 
+/// npu-edge's default conv tile in whole output rows: at most `pixels` pixels (at least one
+/// row), the rows spread evenly over the fewest tiles. A short last tile multiplies each weight
+/// block by few rows, shorter than its install (28x28: 4 tiles of 7 rows, not 3 of 9 and one of
+/// 1; 3x3 128->128 int8 133,946 -> 130,209 cycles). A 1x1 conv computed as a matmul over its
+/// pixels takes the matmul's own default where the conv's tile is this one.
+int64_t npu_conv_tile_rows(int64_t output_rows, int64_t output_width, int64_t pixels);
+
 /// npu-edge's default output tile (rows, columns) for an m x n matmul over k. 256 rows: a
 /// weight install holds the execute queue for 32 cycles, so each should feed many activation
 /// rows (256: 11 % of int8 time goes to installs) while the A band of a tile still mostly fits
