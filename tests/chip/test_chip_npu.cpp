@@ -462,31 +462,35 @@ TEST(ChipConvNpu, ItsTileIsADirectiveOverOutputRowsAndChannels) {
     test::expect_chip_error(with_tile("28,64"), shape, "npu-edge", "accumulator rows");
 }
 
-// The default conv tile spreads its whole output rows evenly over the fewest tiles of at most
-// 256 pixels: 28 rows of 28 pixels go in four tiles of 7 rows, not three of 9 and a last of one
-// row, whose short matmuls wait on their weight installs. Faster than 9 rows.
-TEST(ChipConvNpu, ItsDefaultTileSpreadsTheRowsEvenly) {
-    const std::vector<int64_t> xs{1, 28, 28, 64}, ws{3, 3, 64, 64}, shape{1, 28, 28, 64};
+/// A 3x3 int8 NHWC conv (padding 1) of `channels` channels in and out over a side x side image
+/// on npu-edge, under its library schedule with the tile's factors ("rows,channels") replaced by
+/// `tile` unless empty, checked against the reference; `library_tile` gets the library's factors.
+ChipResult npu_conv3x3_with_tile(int64_t side, int64_t channels, const std::string &tile, std::string *library_tile) {
+    const std::vector<int64_t> xs{1, side, side, channels}, ws{3, 3, channels, channels}, shape{1, side, side, channels};
     Input X(Int(8), test::extents(xs), "X"), Wt(Int(8), test::extents(ws), "Wt");
     ops::Conv2dOptions opt;
     opt.padding = 1;
     opt.layout = ops::Layout::NHWC;
-    const Bindings bind{{X, test::random_buffer(Int(8), xs, 103)}, {Wt, test::random_buffer(Int(8), ws, 104)}};
-    std::string rule_rows;
-    auto run = [&](const std::string &rows) {
-        Pipeline p(ops::conv2d(X, Wt, opt));
-        apply_chip_library_schedule(p, Target::named("npu-edge"), {shape});
-        std::string json = p.schedule().to_json(-1);
-        const size_t at = json.find("\"op\":\"tile\"");
-        EXPECT_NE(at, std::string::npos) << json;
-        const size_t open = json.rfind('[', at), comma = json.find(',', open);
-        if (rows.empty()) rule_rows = json.substr(open + 1, comma - open - 1);
-        else json.replace(open + 1, comma - open - 1, rows);
-        p.set_schedule(Schedule::from_json(json, "edited schedule"));
-        return test::expect_matches_reference(p, shape, bind, "npu-edge", Int(8), 9 * 64);
-    };
-    const ChipResult even = run(""), uneven = run("9");
-    EXPECT_EQ(rule_rows, "7");
+    Pipeline p(ops::conv2d(X, Wt, opt));
+    apply_chip_library_schedule(p, Target::named("npu-edge"), {shape});
+    std::string json = p.schedule().to_json(-1);
+    const size_t at = json.find("\"op\":\"tile\"");
+    EXPECT_NE(at, std::string::npos) << json;
+    const size_t open = json.rfind('[', at), close = json.find(']', open);
+    *library_tile = json.substr(open + 1, close - open - 1);
+    if (!tile.empty()) json.replace(open + 1, close - open - 1, tile);
+    p.set_schedule(Schedule::from_json(json, "edited schedule"));
+    return test::expect_matches_reference(p, shape, {{X, test::random_buffer(Int(8), xs, 99)}, {Wt, test::random_buffer(Int(8), ws, 100)}},
+                                          "npu-edge", Int(8), 9 * channels);
+}
+
+// The default conv tile spreads its whole output rows evenly over the fewest tiles of at most
+// 256 pixels: 28 rows of 28 pixels go in four tiles of 7 rows, not three of 9 and a last of one
+// row, whose short matmuls wait on their weight installs. Faster than 9 rows.
+TEST(ChipConvNpu, ItsDefaultTileSpreadsTheRowsEvenly) {
+    std::string library;
+    const ChipResult even = npu_conv3x3_with_tile(28, 64, "", &library), uneven = npu_conv3x3_with_tile(28, 64, "9,64", &library);
+    EXPECT_EQ(library, "7,64");
     EXPECT_NE(even.program.summary.find("output tiles of 196x64"), std::string::npos) << even.program.summary;
     EXPECT_LT(even.report.cycles, uneven.report.cycles);
 }
@@ -496,32 +500,12 @@ TEST(ChipConvNpu, ItsDefaultTileSpreadsTheRowsEvenly) {
 // can: one tile (3x3 256->256 at 4x4: 590 KB of weights, 16 pixels), faster than the narrower
 // tiles of the rule for compute-bound convs (which a 9x9 image of 128 channels keeps).
 TEST(ChipConvNpu, AWeightBoundConvTakesEveryChannelInOneTile) {
-    ops::Conv2dOptions opt;
-    opt.padding = 1;
-    opt.layout = ops::Layout::NHWC;
-    auto library_tile = [&](int64_t side, int64_t channels, const std::string &edited, int64_t *cycles) {
-        const std::vector<int64_t> xs{1, side, side, channels}, ws{3, 3, channels, channels}, shape{1, side, side, channels};
-        Input X(Int(8), test::extents(xs), "X"), Wt(Int(8), test::extents(ws), "Wt");
-        Pipeline p(ops::conv2d(X, Wt, opt));
-        apply_chip_library_schedule(p, Target::named("npu-edge"), {shape});
-        std::string json = p.schedule().to_json(-1);
-        const size_t at = json.find("\"op\":\"tile\"");
-        EXPECT_NE(at, std::string::npos) << json;
-        const size_t open = json.rfind('[', at), close = json.find(']', open);
-        const std::string tile = json.substr(open + 1, close - open - 1);
-        if (!edited.empty()) json.replace(open + 1, close - open - 1, edited);
-        p.set_schedule(Schedule::from_json(json, "edited schedule"));
-        const ChipResult r = test::expect_matches_reference(
-            p, shape, {{X, test::random_buffer(Int(8), xs, 99)}, {Wt, test::random_buffer(Int(8), ws, 100)}}, "npu-edge", Int(8),
-            9 * channels);
-        *cycles = r.report.cycles;
-        return tile;
-    };
-    int64_t whole = 0, narrow = 0, compute_bound = 0;
-    EXPECT_EQ(library_tile(4, 256, "", &whole), "4,256");
-    EXPECT_EQ(library_tile(4, 256, "4,64", &narrow), "4,256");
-    EXPECT_LT(whole, narrow) << "one tile of every channel against tiles of 64";
-    EXPECT_EQ(library_tile(9, 128, "", &compute_bound), "9,64") << "a compute-bound conv keeps the narrower tiles";
+    std::string weight_bound, compute_bound;
+    const ChipResult whole = npu_conv3x3_with_tile(4, 256, "", &weight_bound), narrow = npu_conv3x3_with_tile(4, 256, "4,64", &weight_bound);
+    EXPECT_EQ(weight_bound, "4,256");
+    EXPECT_LT(whole.report.cycles, narrow.report.cycles) << "one tile of every channel against tiles of 64";
+    npu_conv3x3_with_tile(9, 128, "", &compute_bound);
+    EXPECT_EQ(compute_bound, "9,64") << "a compute-bound conv keeps the narrower tiles";
 }
 
 // A 3x3 conv over 14-pixel rows multiplies each weight block by 14-row matmuls, shorter than
