@@ -218,11 +218,11 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         std::vector<int64_t> blocks_per_row{0};
         for (int64_t v : legal_per_row)
             if (v != legal_per_row.back()) blocks_per_row.push_back(v);
-        // The order of the output tiles: the rule (the first legal value) and every other.
+        // The order of the output tiles: the rule (the first legal value) and every other that
+        // walks the tile's grid another way (orders that walk it alike make one program: every
+        // order of a single tile, all but a snaking one on one line of tiles).
         // (double_buffer(false), chip_double_buffer_values, is not searched yet: on tsp-mini it
         // doubles a space the tests' 64-run budgets now cover whole.)
-        // Orders that walk a tile's grid alike make one program: only the first of them
-        // (every order of a single tile, all but a snaking one on one line of tiles).
         auto tile_orders = [&](int64_t r, int64_t c) {
             const int64_t rows_of_tile = r > 0 ? r : product->tile_m, columns_of_tile = c > 0 ? c : product->tile_n;
             const std::vector<std::string> legal =
@@ -254,10 +254,11 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
         std::map<std::string, size_t> listed; ///< approved schedule JSON -> index in `candidates`
         if (library_measured) listed.emplace(library->to_json(), 0);
         for (int64_t r : rows)
-            for (int64_t c : columns)
+            for (int64_t c : columns) {
+                const std::vector<std::string> orders = tile_orders(r, c);
                 for (int bank = -1; bank < acc_banks; ++bank)
                     for (int64_t per_row : blocks_per_row)
-                        for (const std::string &order : tile_orders(r, c))
+                        for (const std::string &order : orders)
                             for (int buffers : double_buffers) {
                                 const ChipMatmulChoice choice{r, c, bank, per_row, order, buffers};
                                 if (choice == ChipMatmulChoice{}) continue; // the library schedule itself
@@ -277,6 +278,7 @@ TuneResult autotune_chip(const Pipeline &pipeline, const std::vector<std::vector
                                 listed.emplace(std::move(key), candidates.size());
                                 candidates.push_back({std::move(schedule), choice.to_string()});
                             }
+            }
     } else {
         // The loop-nest path (vector pipelines, matrix stages): lanes, row blocks, where each
         // producer is computed, reduction splits; a row block in the lanes Z3 refuses before
